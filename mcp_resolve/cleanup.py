@@ -1,0 +1,93 @@
+"""The code after `yield` in generator resolvers: run once, in reverse order, never swallowed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+
+class ExitStack:
+    """Generator resolvers that have yielded, in the order they did.
+
+    `close(exc)` resumes each, last first. With no exception a generator is advanced past
+    its `yield` and must then stop; with one, the exception is thrown in at the `yield`, so
+    `try/except/finally` around it behaves as it reads. A generator cannot suppress the
+    exception (there is no result to return instead), and an exception raised during
+    cleanup replaces the one in flight for the remaining generators, keeping the earlier
+    one as its `__context__`, as `contextlib.ExitStack` does. Cleanup is shielded from
+    cancellation so that a cancelled call still releases what its resolvers acquired.
+    """
+
+    __slots__ = ("_entries",)
+
+    def __init__(self) -> None:
+        self._entries: list[tuple[bool, Any, str]] = []
+
+    def push_async(self, generator: Any, name: str) -> None:
+        self._entries.append((True, generator, name))
+
+    def push_sync(self, generator: Any, name: str) -> None:
+        self._entries.append((False, generator, name))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    async def close(self, exc: BaseException | None) -> None:
+        entries, self._entries = self._entries, []
+        error = exc
+        with anyio.CancelScope(shield=True):
+            for is_async, generator, name in reversed(entries):
+                try:
+                    if is_async:
+                        await _finish_async(generator, error, name)
+                    else:
+                        await anyio.to_thread.run_sync(_finish_sync, generator, error, name)
+                except BaseException as new:
+                    if new is not error:
+                        if new.__context__ is None and error is not None:
+                            new.__context__ = error
+                        error = new
+        if error is not exc and error is not None:
+            raise error
+
+
+async def _finish_async(generator: Any, error: BaseException | None, name: str) -> None:
+    if error is None:
+        try:
+            await generator.__anext__()
+        except StopAsyncIteration:
+            return
+        await generator.aclose()
+        raise RuntimeError(f"Generator resolver {name!r} yielded more than once")
+    try:
+        await generator.athrow(error)
+    except StopAsyncIteration:
+        return
+    except BaseException as raised:
+        if raised is error:
+            return
+        raise
+    await generator.aclose()
+    raise RuntimeError(f"Generator resolver {name!r} yielded again after an exception")
+
+
+def _finish_sync(generator: Any, error: BaseException | None, name: str) -> None:
+    if error is None:
+        try:
+            next(generator)
+        except StopIteration:
+            return
+        generator.close()
+        raise RuntimeError(f"Generator resolver {name!r} yielded more than once")
+    try:
+        generator.throw(error)
+    except StopIteration:
+        return
+    except BaseException as raised:
+        if raised is error:
+            return
+        raise
+    generator.close()
+    raise RuntimeError(f"Generator resolver {name!r} yielded again after an exception")

@@ -1,0 +1,159 @@
+"""The walk of one graph as straight-line code, generated once per graph.
+
+A generic loop over nodes spends most of a trivial call on interpretation: list lookups,
+attribute reads and branches that are the same on every call. Generating the walk per
+graph leaves only what hand-written wiring would do (call each resolver with its
+arguments, await it, store the value) plus two cheap checks per resolver: whether it
+asked a question, and whether the concurrent scheduler has taken over. Only references
+and indices are spliced into the source; names come from `str.isidentifier()` parameter
+names, so no user text is ever executed.
+
+The order inside a level follows what the engine learned: resolvers that never waited
+come first, those that did come last, then the level's sync resolvers in one thread hop.
+When a resolver is first seen waiting the graph's walk is dropped and generated again.
+"""
+
+from __future__ import annotations
+
+import keyword
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
+
+from .markers import Elicit, ElicitURL
+from .nodes import ASYNC, Node
+from .outcomes import OUTCOME_TYPES
+
+if TYPE_CHECKING:
+    from .engine import Resolution, Resolved, Suspended
+    from .graph import ResolverGraph
+
+Walk = Callable[["Resolution"], Coroutine[Any, Any, None]]
+
+
+def compile_walk(graph: ResolverGraph, pending: object) -> Walk:
+    namespace: dict[str, Any] = {
+        "_PENDING": pending,
+        "_Elicit": Elicit,
+        "_ElicitURL": ElicitURL,
+        "_OUTCOMES": OUTCOME_TYPES,
+    }
+    lines = [
+        "async def walk(res):",
+        "    values = res._values",
+        "    args = res._args",
+        "    ctx = res._context",
+    ]
+    for level in graph.levels:
+        nodes = [graph.nodes[i] for i in level]
+        trivial = [n for n in nodes if n.is_async and not n.suspends]
+        waiting = [n for n in nodes if n.is_async and n.suspends]
+        for node in trivial + waiting:
+            lines.extend(_async_node(node, namespace))
+        sync = [n for n in nodes if not n.is_async]
+        if sync:
+            names = []
+            for node in sync:
+                namespace[f"N{node.index}"] = node
+                names.append(f"N{node.index}")
+            lines.append(f"    batch = [n for n in ({', '.join(names)},)")
+            lines.append("             if values[n.index] is _PENDING")
+            lines.append("             and not (res._stuck and res._blocked(n))]")
+            lines.append("    if batch:")
+            lines.append("        await res._hop(batch)")
+            lines.append("        if res._scheduler is not None:")
+            lines.append("            for n in batch:")
+            lines.append("                res._scheduler.after(n)")
+            lines.append("            return")
+    source = "\n".join(lines) + "\n"
+    code = compile(source, f"<mcp_resolve walk of {graph.tool}>", "exec")
+    exec(code, namespace)
+    walk: Walk = namespace["walk"]
+    return walk
+
+
+def _async_node(node: Node, namespace: dict[str, Any]) -> list[str]:
+    i = node.index
+    namespace[f"N{i}"] = node
+    namespace[f"f{i}"] = node.fn
+    condition = f"values[{i}] is _PENDING"
+    if node.deps:
+        condition += f" and not (res._stuck and res._blocked(N{i}))"
+    lines = [f"    if {condition}:"]
+    call_args: list[str] = []
+    for name in node.context_params:
+        call_args.append(_keyword(name, "ctx", namespace, i, len(call_args)))
+    for name, argument in node.argument_params:
+        lines.append(f"        a = args.get({argument!r}, _PENDING)")
+        lines.append("        if a is _PENDING:")
+        lines.append(f"            res._missing(N{i}, {name!r}, {argument!r})")
+        lines.append(f"        a{len(call_args)} = a")
+        call_args.append(_keyword(name, f"a{len(call_args)}", namespace, i, len(call_args)))
+    for k, (name, dep, convert, exact) in enumerate(node.dep_params):
+        namespace[f"C{i}_{k}"] = convert
+        where = f"{node.name}.{name}"
+        lines.append(f"        v = values[{dep}]")
+        if exact is None:
+            lines.append("        if v.__class__ in _OUTCOMES:")
+        else:
+            namespace[f"E{i}_{k}"] = exact
+            lines.append(f"        if v.__class__ not in E{i}_{k}:")
+        lines.append(f"            v = res._convert(C{i}_{k}, v, {dep}, {where!r})")
+        lines.append(f"        a{len(call_args)} = v")
+        call_args.append(_keyword(name, f"a{len(call_args)}", namespace, i, len(call_args)))
+    call = f"f{i}({', '.join(call_args)})"
+    awaited = call if node.kind == ASYNC else f"res._first(N{i}, {call})"
+    lines += [
+        f"        res._current = N{i}",
+        "        try:",
+        f"            r = await {awaited}",
+        "        except BaseException:",
+        f"            res._fail(N{i})",
+        "            raise",
+        "        if res._scheduler is not None:",
+        f"            res._scheduler.done(N{i}, r)",
+        "            return",
+        "        if r.__class__ is _Elicit or r.__class__ is _ElicitURL:",
+        f"            res._settle(N{i}, r)",
+        "        else:",
+        f"            values[{i}] = r",
+    ]
+    return lines
+
+
+def _keyword(name: str, expression: str, namespace: dict[str, Any], i: int, k: int) -> str:
+    """`name=expression`, or a `**{...}` splat for a name that is not a plain identifier."""
+    if name.isidentifier() and not keyword.iskeyword(name):
+        return f"{name}={expression}"
+    namespace[f"K{i}_{k}"] = name
+    return f"**{{K{i}_{k}: {expression}}}"
+
+
+Finish = Callable[["Resolution"], "Resolved | Suspended"]
+
+
+def compile_finish(graph: ResolverGraph, resolved: type[Resolved]) -> Finish:
+    """Collect the tool's resolved values, converted per its annotations, in one function."""
+    namespace: dict[str, Any] = {"_Resolved": resolved, "_OUTCOMES": OUTCOME_TYPES}
+    lines = [
+        "def finish(res):",
+        "    if res._stuck:",
+        "        return res._suspend()",
+        "    values = res._values",
+    ]
+    items = []
+    for k, target in enumerate(graph.targets):
+        namespace[f"T{k}"] = target
+        lines.append(f"    v{k} = values[{target.node}]")
+        if target.exact is None:
+            lines.append(f"    if v{k}.__class__ in _OUTCOMES:")
+        else:
+            namespace[f"E{k}"] = target.exact
+            lines.append(f"    if v{k}.__class__ not in E{k}:")
+        lines.append(f"        v{k} = res._target(T{k}, v{k})")
+        items.append(f"{target.parameter!r}: v{k}")
+    lines.append(f"    res._result = r = _Resolved({{{', '.join(items)}}})")
+    lines.append("    return r")
+    code = compile("\n".join(lines) + "\n", f"<mcp_resolve finish of {graph.tool}>", "exec")
+    exec(code, namespace)
+    finish: Finish = namespace["finish"]
+    return finish

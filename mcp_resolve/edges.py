@@ -1,0 +1,191 @@
+"""How a consumer's annotation turns a resolver's result into the value it receives.
+
+The consumer decides, not the resolver: `Annotated[Confirm, Resolve(f)]` receives the
+unwrapped model and aborts on decline or cancel, while `Annotated[ElicitationResult[Confirm],
+Resolve(f)]` (or any member, or a union of members) receives the outcome itself. Every
+decision is made here once, at decoration; a call only runs the returned closure.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
+
+from pydantic import TypeAdapter
+
+from .outcomes import OUTCOME_TYPES, AcceptedElicitation, AcceptedUrlElicitation
+
+Convert = Callable[[Any], Any]
+
+
+class EdgeRefusal(Exception):
+    """Raised by a converter: the value cannot be given to this consumer (reason inside)."""
+
+
+def union_members(annotation: Any) -> tuple[Any, ...] | None:
+    """The members of a `Union`/`X | Y` annotation, or None when it is not a union."""
+    origin = get_origin(annotation)
+    if origin is Union or origin is types.UnionType:
+        return get_args(annotation)
+    return None
+
+
+def type_name(annotation: Any) -> str:
+    if isinstance(annotation, type):
+        return annotation.__qualname__
+    return repr(annotation).replace("typing.", "")
+
+
+def value_converter(annotation: Any) -> Convert | None:
+    """A checker/coercer for `annotation`, or None where nothing can or need be checked.
+
+    Plain classes and unions of plain classes get an `isinstance` fast path so a value of
+    the right type costs one check; anything pydantic would transform (constrained
+    `Annotated`, generics, `Literal`) is always validated. A class pydantic cannot build a
+    schema for is checked with `isinstance` alone.
+    """
+    if annotation is Any or annotation is object or isinstance(annotation, TypeVar):
+        return None
+    members = union_members(annotation)
+    if isinstance(annotation, type) and not get_args(annotation):
+        classes: tuple[type, ...] | None = (annotation,)
+    elif members is not None and all(isinstance(m, type) and not get_args(m) for m in members):
+        classes = tuple(members)
+    else:
+        classes = None
+    try:
+        validate: Callable[[Any], Any] | None = TypeAdapter(annotation).validate_python
+    except Exception:  # pydantic cannot describe it: fall back to an isinstance check
+        validate = None
+    name = type_name(annotation)
+
+    if classes is None:
+        if validate is None:
+            return None
+        full = validate
+
+        def coerce_always(value: Any) -> Any:
+            try:
+                return full(value)
+            except Exception:
+                raise EdgeRefusal(f"expected {name}, got {type(value).__name__}") from None
+
+        return coerce_always
+
+    def check(value: Any) -> Any:
+        if isinstance(value, classes):
+            return value
+        if validate is not None:
+            try:
+                return validate(value)
+            except Exception:
+                pass
+        raise EdgeRefusal(f"expected {name}, got {type(value).__name__}")
+
+    return check
+
+
+def outcome_members(annotation: Any) -> tuple[frozenset[type], Any] | None:
+    """Whether `annotation` asks for outcomes: (the outcome classes allowed, the data type).
+
+    Returns None for an ordinary value annotation. Raises ValueError for a union that
+    mixes outcome classes with other types, which no value could satisfy consistently.
+    """
+    members = union_members(annotation) or (annotation,)
+    allowed: set[type] = set()
+    data: Any = Any
+    others = []
+    for member in members:
+        origin = get_origin(member) or member
+        if origin is Annotated:
+            origin = get_origin(get_args(member)[0]) or get_args(member)[0]
+        if isinstance(origin, type) and origin in OUTCOME_TYPES:
+            allowed.add(origin)
+            if origin is AcceptedElicitation and get_args(member):
+                data = get_args(member)[0]
+        else:
+            others.append(member)
+    if not allowed:
+        return None
+    if others:
+        raise ValueError(
+            f"the annotation mixes elicitation outcomes with {type_name(others[0])}; "
+            "annotate either the value or the outcome"
+        )
+    return frozenset(allowed), data
+
+
+def _refusal(value: Any) -> EdgeRefusal:
+    if type(value) is AcceptedUrlElicitation:
+        return EdgeRefusal("a URL question was accepted, but the parameter expects form data")
+    if type(value) is AcceptedElicitation:
+        return EdgeRefusal("a form was accepted, but the parameter does not take accepted data")
+    return EdgeRefusal(f"elicitation was {value.action}")
+
+
+def edge_converter(annotation: Any) -> tuple[Convert, frozenset[type] | None]:
+    """The closure a consumer's annotation needs at call time, and its fast path.
+
+    The second item says which values may skip the closure: a set of exact classes that
+    pass unchanged, or None for "any value that is not an outcome" (an unannotated or
+    `Any` consumer). Checking a class in a set is far cheaper than calling the closure,
+    and it is what nearly every call does.
+    """
+    outcome = outcome_members(annotation)
+    if outcome is None:
+        convert = value_converter(annotation)
+        exact: frozenset[type] | None = None
+        if convert is not None:
+            exact = frozenset(_plain_classes(annotation))
+        return _unwrapping(convert), exact
+    allowed, data = outcome
+    return _wrapping(allowed, value_converter(data)), frozenset()
+
+
+def _plain_classes(annotation: Any) -> tuple[type, ...]:
+    members = union_members(annotation) or (annotation,)
+    if all(isinstance(m, type) and not get_args(m) for m in members):
+        return tuple(m for m in members if m not in OUTCOME_TYPES)
+    return ()
+
+
+def _unwrapping(convert: Convert | None) -> Convert:
+    def unwrap(value: Any) -> Any:
+        kind = type(value)
+        if kind in OUTCOME_TYPES:
+            if kind is AcceptedElicitation:
+                value = value.data
+            elif kind is AcceptedUrlElicitation:
+                value = None
+            else:
+                raise _refusal(value)
+        return value if convert is None else convert(value)
+
+    return unwrap
+
+
+def _wrapping(allowed: frozenset[type], convert: Convert | None) -> Convert:
+    def wrap(value: Any) -> Any:
+        kind = type(value)
+        if kind not in OUTCOME_TYPES:
+            # A resolver that knew the answer without asking: the consumer sees an accept.
+            if AcceptedElicitation not in allowed:
+                raise EdgeRefusal("the resolver answered without asking, as an accept")
+            return AcceptedElicitation(value if convert is None else convert(value))
+        if kind not in allowed:
+            raise _refusal(value)
+        if kind is AcceptedElicitation and convert is not None:
+            data = convert(value.data)
+            if data is not value.data:
+                return AcceptedElicitation(data)
+        return value
+
+    return wrap
+
+
+def is_outcome_annotation(annotation: Any) -> bool:
+    try:
+        return outcome_members(annotation) is not None
+    except ValueError:
+        return True

@@ -1,0 +1,458 @@
+"""One call through a graph: resolvers in order, real waits overlapped, questions collected.
+
+Concurrency is paid for only when something really waits. The graph is first walked by
+one plain coroutine that awaits each resolver in turn, and that walk is stepped by hand
+(`send(None)`): when no resolver suspends, the whole call costs one step and no task.
+When the walk does suspend, the driver looks at what else is ready; if nothing is, the
+walk simply continues in the current task. If other resolvers are ready, the call opens
+its single task group: the waiting resolver continues inside the walk, the ready ones
+become tasks, and a small scheduler takes over the rest of the graph. Resolvers seen to
+wait are remembered on their node and walked last in their level, so a level of trivial
+resolvers plus one slow one never needs a task. Sync resolvers that are ready together
+share one worker-thread hop.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Generator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.to_thread
+from pydantic import ValidationError
+
+from .cleanup import ExitStack
+from .edges import EdgeRefusal
+from .errors import ResolutionError
+from .markers import Elicit, ElicitURL
+from .nodes import ASYNC, SYNC_GEN, Node
+from .outcomes import (
+    OUTCOME_TYPES,
+    AcceptedElicitation,
+    AcceptedUrlElicitation,
+    CancelledElicitation,
+    DeclinedElicitation,
+)
+from .questions import Answer, Question
+
+if TYPE_CHECKING:
+    from .graph import ResolverGraph, Target
+    from .scheduler import Scheduler
+
+_PENDING: Any = object()
+_BLOCKED: Any = object()
+_DECLINED = DeclinedElicitation()
+_CANCELLED = CancelledElicitation()
+_ACCEPTED_URL = AcceptedUrlElicitation()
+
+
+class Resolved:
+    """Every resolved parameter has its value; the tool body may run with `values`.
+
+    A plain slotted class rather than a frozen dataclass: one is made per call, and a
+    frozen dataclass's `__init__` costs several times more.
+    """
+
+    __slots__ = ("values",)
+    __match_args__ = ("values",)
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.values = values
+
+    def __repr__(self) -> str:
+        return f"Resolved({self.values!r})"
+
+
+class Suspended:
+    """Questions that must be answered before the call can go on, in graph order.
+
+    Every question whose dependencies were resolved is here; resolvers that depend on an
+    unanswered question did not run.
+    """
+
+    __slots__ = ("questions",)
+    __match_args__ = ("questions",)
+
+    def __init__(self, questions: tuple[Question, ...]) -> None:
+        self.questions = questions
+
+    def __repr__(self) -> str:
+        return f"Suspended({self.questions!r})"
+
+
+_DONE: Any = object()
+
+
+@types.coroutine
+def _forward(
+    walk: Any, yielded: Any, resolution: Resolution, current: object
+) -> Generator[Any, Any, Any]:
+    """Pass the walk's waits to the event loop until it starts waiting on a new resolver.
+
+    Returns what the walk yielded for that new wait (not yet passed on, so the driver can
+    decide first whether to overlap it), or `_DONE` when the walk finished.
+    """
+    while True:
+        try:
+            sent = yield yielded
+        except BaseException as exc:
+            try:
+                yielded = walk.throw(exc)
+            except StopIteration:
+                return _DONE
+        else:
+            try:
+                yielded = walk.send(sent)
+            except StopIteration:
+                return _DONE
+        if resolution._current is not current:
+            return yielded
+
+
+@types.coroutine
+def _resume(step: Any, yielded: Any) -> Generator[Any, Any, Any]:
+    """Continue a coroutine that was stepped by hand and suspended, in the current task.
+
+    Equivalent to `await` from the point where `step.send(None)` returned `yielded`: what
+    the event loop sends or throws goes to `step`, what `step` yields goes to the loop.
+    """
+    while True:
+        try:
+            sent = yield yielded
+        except BaseException as exc:
+            try:
+                yielded = step.throw(exc)
+            except StopIteration as stop:
+                return stop.value
+        else:
+            try:
+                yielded = step.send(sent)
+            except StopIteration as stop:
+                return stop.value
+
+
+class Resolution:
+    """The resolution of one call. Use as an async context manager around the tool body.
+
+    `await resolution.resolve(answers)` returns `Resolved` or `Suspended`; after a
+    suspension it may be called again with answers keyed by question key, and continues
+    where it stopped without running any resolver twice. Leaving the context runs the code
+    after `yield` in generator resolvers (in reverse order of setup), throwing in the
+    exception the body raised, if any. `failed` names the resolver whose exception escaped.
+    """
+
+    __slots__ = (
+        "_answers",
+        "_args",
+        "_context",
+        "_current",
+        "_exits",
+        "_graph",
+        "_result",
+        "_scheduler",
+        "_stuck",
+        "_values",
+        "failed",
+    )
+
+    def __init__(self, graph: ResolverGraph, arguments: Mapping[str, Any], context: Any) -> None:
+        self._graph = graph
+        defaults = graph.argument_defaults
+        self._args = {**defaults, **arguments} if defaults else arguments
+        self._context = context
+        self._values: list[Any] = [_PENDING] * len(graph.nodes)
+        self._answers: dict[str, Answer] | None = None
+        self._exits: ExitStack | None = None
+        self._result: Resolved | Suspended | None = None
+        self._stuck = 0  # how many resolvers asked or are blocked: skips the check when 0
+        self._current: Node | tuple[Node, ...] | None = None  # what the walk awaits now
+        self._scheduler: Scheduler | None = None
+        self.failed: Node | None = None
+
+    async def __aenter__(self) -> Resolution:
+        return self
+
+    async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        if self._exits is not None:
+            exits, self._exits = self._exits, None
+            await exits.close(exc)
+
+    # -- the walk ------------------------------------------------------------------------
+
+    async def resolve(self, answers: Mapping[str, Answer] | None = None) -> Resolved | Suspended:
+        if type(self._result) is Resolved:
+            return self._result
+        if answers:
+            self._take_answers(answers)
+        self._scheduler = None
+        graph = self._graph
+        walk = (graph._walk or graph._compile())(self)
+        try:
+            yielded = walk.send(None)
+        except StopIteration:
+            return graph._finish(self)
+        await self._drive(walk, yielded)
+        return graph._finish(self)
+
+    async def _await(self, node: Node) -> Any:
+        """Run one async resolver outside the compiled walk (the scheduler's tasks)."""
+        self._current = node
+        try:
+            if node.kind == ASYNC:
+                return await node.fn(**self._kwargs(node))
+            return await self._first(node, node.fn(**self._kwargs(node)))
+        except BaseException:
+            self._fail(node)
+            raise
+
+    def _fail(self, node: Node) -> None:
+        if self.failed is None:
+            self.failed = node
+
+    def _missing(self, node: Node, parameter: str, argument: str) -> None:
+        raise ResolutionError(
+            f"Resolver {node.name!r} needs the tool argument {argument!r}, which was not "
+            f"given (tool {self._graph.tool!r})",
+            tool=self._graph.tool,
+            resolver=node.name,
+            parameter=parameter,
+        )
+
+    async def _first(self, node: Node, agen: Any) -> Any:
+        """Run an async generator resolver to its `yield`; the rest waits for cleanup."""
+        try:
+            value = await agen.__anext__()
+        except StopAsyncIteration:
+            raise RuntimeError(f"Generator resolver {node.name!r} did not yield a value") from None
+        self._exit_stack().push_async(agen, node.name)
+        return value
+
+    async def _drive(self, walk: Any, yielded: Any) -> None:
+        """The walk is waiting on something: overlap it with whatever else is ready."""
+        while True:
+            current = self._current
+            running: tuple[Node, ...] = (
+                current if isinstance(current, tuple) else (current,) if current else ()
+            )
+            for node in running:
+                if not node.suspends:
+                    node.suspends = True
+                    self._graph._walk = None  # walk it last in its level from now on
+            ready = self._ready_now(running)
+            if ready:
+                from .scheduler import Scheduler
+
+                try:
+                    async with anyio.create_task_group() as group:
+                        self._scheduler = scheduler = Scheduler(self, group)
+                        scheduler.prepare(ready, running)
+                        scheduler.spawn(ready)
+                        await _resume(walk, yielded)
+                except BaseException as exc:
+                    raise _first_error(exc) from None
+                return
+            yielded = await _forward(walk, yielded, self, current)
+            if yielded is _DONE:
+                return
+
+    def _ready_now(self, running: tuple[Node, ...]) -> list[int]:
+        values = self._values
+        busy = {node.index for node in running}
+        ready = []
+        for node in self._graph.nodes:
+            if values[node.index] is _PENDING and node.index not in busy:
+                for dep in node.deps:
+                    value = values[dep]
+                    if value is _PENDING or value is _BLOCKED or type(value) is Question:
+                        break
+                else:
+                    ready.append(node.index)
+        return ready
+
+    def _blocked(self, node: Node) -> bool:
+        values = self._values
+        for dep in node.deps:
+            value = values[dep]
+            if value is _BLOCKED or type(value) is Question:
+                values[node.index] = _BLOCKED
+                self._stuck += 1
+                return True
+        return False
+
+    def _kwargs(self, node: Node) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {}
+        if node.context_params:
+            for name in node.context_params:
+                kwargs[name] = self._context
+        if node.argument_params:
+            args = self._args
+            for name, argument in node.argument_params:
+                try:
+                    kwargs[name] = args[argument]
+                except KeyError:
+                    raise ResolutionError(
+                        f"Resolver {node.name!r} needs the tool argument {argument!r}, which "
+                        f"was not given (tool {self._graph.tool!r})",
+                        tool=self._graph.tool,
+                        resolver=node.name,
+                        parameter=name,
+                    ) from None
+        if node.dep_params:
+            values = self._values
+            for name, dep, convert, exact in node.dep_params:
+                value = values[dep]
+                if exact is None:
+                    if value.__class__ in OUTCOME_TYPES:
+                        value = self._convert(convert, value, dep, f"{node.name}.{name}")
+                elif value.__class__ not in exact:
+                    value = self._convert(convert, value, dep, f"{node.name}.{name}")
+                kwargs[name] = value
+        return kwargs
+
+    def _convert(self, convert: Any, value: Any, dep: int, parameter: str) -> Any:
+        try:
+            return convert(value)
+        except EdgeRefusal as refusal:
+            raise self._refused(self._graph.nodes[dep], parameter, refusal) from None
+
+    def _refused(self, node: Node, parameter: str, refusal: EdgeRefusal) -> ResolutionError:
+        return ResolutionError(
+            f"Resolver for parameter {parameter!r} could not resolve: {refusal} "
+            f"(tool {self._graph.tool!r}, resolver {node.name!r})",
+            tool=self._graph.tool,
+            resolver=node.name,
+            parameter=parameter,
+        )
+
+    def _settle(self, node: Node, result: Any) -> None:
+        kind = type(result)
+        if kind is Elicit or kind is ElicitURL:
+            question = Question(node.key, result, node.name, node.parameter)
+            answer = self._answers.get(node.key) if self._answers else None
+            if answer is not None and (answer.digest is None or answer.digest == question.digest):
+                result = self._outcome(question, answer)
+            else:
+                result = question
+                self._stuck += 1
+        self._values[node.index] = result
+
+    # -- answers -------------------------------------------------------------------------
+
+    def _take_answers(self, answers: Mapping[str, Answer]) -> None:
+        values = self._values
+        by_key = {n.key: n for n in self._graph.nodes}
+        for key, answer in answers.items():
+            if not isinstance(answer, Answer):
+                raise TypeError(f"answers must map question keys to Answer, got {answer!r}")
+            if self._answers is None:
+                self._answers = {}
+            self._answers[key] = answer
+            node = by_key.get(key)
+            value = values[node.index] if node is not None else None
+            if type(value) is Question and (answer.digest in (None, value.digest)):
+                values[node.index] = self._outcome(value, answer)  # type: ignore[union-attr]
+        stuck = 0
+        for index, value in enumerate(values):  # unblock what the answers released
+            if value is _BLOCKED:
+                values[index] = _PENDING
+            elif type(value) is Question:
+                stuck += 1
+        self._stuck = stuck
+
+    def _outcome(self, question: Question, answer: Answer) -> Any:
+        request = question.request
+        if answer.action == "decline":
+            return _DECLINED
+        if answer.action == "cancel":
+            return _CANCELLED
+        if isinstance(request, ElicitURL):
+            return _ACCEPTED_URL
+        where = (
+            f"resolver {question.resolver!r} for parameter {question.parameter!r} "
+            f"(tool {self._graph.tool!r})"
+        )
+        if answer.content is None:
+            raise ResolutionError(
+                f"The answer to {where} was an accept without content",
+                tool=self._graph.tool,
+                resolver=question.resolver,
+                parameter=question.parameter,
+            )
+        try:
+            return AcceptedElicitation(request.schema.model_validate(answer.content))
+        except ValidationError as exc:
+            fields = sorted({".".join(str(p) for p in e["loc"]) or "<form>" for e in exc.errors()})
+            raise ResolutionError(
+                f"The answer to {where} does not fit its form (fields: {', '.join(fields)})",
+                tool=self._graph.tool,
+                resolver=question.resolver,
+                parameter=question.parameter,
+            ) from None
+
+    def _suspend(self) -> Suspended:
+        self._result = Suspended(tuple(v for v in self._values if type(v) is Question))
+        return self._result
+
+    def _target(self, target: Target, value: Any) -> Any:
+        try:
+            return target.convert(value)
+        except EdgeRefusal as refusal:
+            node = self._graph.nodes[target.node]
+            raise self._refused(node, target.parameter, refusal) from None
+
+    # -- threads and tasks -----------------------------------------------------------------
+
+    def _exit_stack(self) -> ExitStack:
+        if self._exits is None:
+            self._exits = ExitStack()
+        return self._exits
+
+    async def _hop(self, nodes: list[Node]) -> None:
+        """Run ready sync resolvers in one worker-thread hop, in graph order."""
+        calls = [(node, self._kwargs(node)) for node in nodes]
+        self._current = tuple(nodes)
+        done, error = await anyio.to_thread.run_sync(_call_all, calls)
+        for (node, _), (result, generator) in zip(calls, done, strict=False):
+            if generator is not None:
+                self._exit_stack().push_sync(generator, node.name)
+            self._settle(node, result)
+        if error is not None:
+            self.failed = self.failed or calls[len(done)][0]
+            raise error
+
+
+def _first_error(exc: BaseException) -> BaseException:
+    """anyio wraps task failures in a group; hosts and users want the resolver's own error."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) >= 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _call_all(
+    calls: list[tuple[Node, dict[str, Any]]],
+) -> tuple[list[tuple[Any, Any]], BaseException | None]:
+    """Worker-thread side of a sync hop: call each resolver, stop at the first failure."""
+    done: list[tuple[Any, Any]] = []
+    for node, kwargs in calls:
+        try:
+            result = node.fn(**kwargs)
+            if node.kind == SYNC_GEN:
+                generator = result
+                try:
+                    result = next(generator)
+                except StopIteration:
+                    raise RuntimeError(
+                        f"Generator resolver {node.name!r} did not yield a value"
+                    ) from None
+                done.append((result, generator))
+            else:
+                done.append((result, None))
+        except BaseException as exc:
+            return done, exc
+    return done, None
+
+
+if sys.version_info < (3, 11):  # pragma: no cover
+    from exceptiongroup import BaseExceptionGroup

@@ -1,0 +1,89 @@
+"""What authors write: the `Resolve` marker and the two kinds of question a resolver returns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+class Resolve:
+    """Marks a parameter as filled by a resolver: `Annotated[T, Resolve(fn)]`.
+
+    `key` fixes the wire key of the question `fn` may ask. Without it the key is derived
+    from the resolver's module and qualified name, which is stable across processes but
+    changes when the function is renamed or moved; set it when questions must survive a
+    deploy that renames resolvers while 2026-07-28 rounds are in flight.
+    """
+
+    __slots__ = ("fn", "key")
+
+    def __init__(self, fn: Callable[..., Any], /, *, key: str | None = None) -> None:
+        if not callable(fn):
+            raise TypeError(f"Resolve() takes a callable resolver, got {fn!r}")
+        if key is not None and (not isinstance(key, str) or not key):
+            raise TypeError(f"Resolve(key=...) must be a non-empty string, got {key!r}")
+        self.fn = fn
+        self.key = key
+
+    def __repr__(self) -> str:
+        name = getattr(self.fn, "__qualname__", type(self.fn).__qualname__)
+        return f"Resolve({name})" if self.key is None else f"Resolve({name}, key={self.key!r})"
+
+
+class Elicit(Generic[ModelT]):
+    """A form question: returned by a resolver that needs the user to fill `schema`.
+
+    The schema must be a flat pydantic model (see `render_elicitation_schema`). The
+    consumer receives `AcceptedElicitation[ModelT]` (or the bare model when it annotates
+    the unwrapped type), `DeclinedElicitation` or `CancelledElicitation`.
+    """
+
+    __slots__ = ("message", "schema")
+
+    def __init__(self, message: str, schema: type[ModelT]) -> None:
+        if not isinstance(message, str):
+            raise TypeError(f"Elicit() message must be a string, got {type(message).__name__}")
+        if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+            raise TypeError(f"Elicit() schema must be a pydantic model class, got {schema!r}")
+        self.message = message
+        self.schema = schema
+
+    def __repr__(self) -> str:
+        return f"Elicit({self.message!r}, {self.schema.__name__})"
+
+
+class ElicitURL:
+    """A URL question: asks the user's consent to open `url` for work done out of band.
+
+    Accepting means the user agreed to go there, not that the work is finished; no content
+    comes back. `elicitation_id` identifies the flow within the server so that it can later
+    be marked complete; when omitted the host derives one from the question.
+    """
+
+    __slots__ = ("elicitation_id", "message", "url")
+
+    def __init__(self, message: str, url: str, *, elicitation_id: str | None = None) -> None:
+        if not isinstance(message, str):
+            raise TypeError(f"ElicitURL() message must be a string, got {type(message).__name__}")
+        if not isinstance(url, str) or not url:
+            raise TypeError(f"ElicitURL() url must be a non-empty string, got {url!r}")
+        if elicitation_id is not None and (
+            not isinstance(elicitation_id, str) or not elicitation_id
+        ):
+            raise TypeError(
+                f"ElicitURL() elicitation_id must be a non-empty string, got {elicitation_id!r}"
+            )
+        self.message = message
+        self.url = url
+        self.elicitation_id = elicitation_id
+
+    def __repr__(self) -> str:
+        return f"ElicitURL({self.message!r}, {self.url!r})"
+
+
+Question = Elicit[Any] | ElicitURL
+QUESTION_TYPES: tuple[type, ...] = (Elicit, ElicitURL)

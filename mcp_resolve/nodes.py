@@ -1,0 +1,137 @@
+"""One resolver in a graph, and the introspection that tells what kind of callable it is."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, get_type_hints
+
+from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from .edges import Convert
+
+
+# Plain ints, not an Enum: the engine compares kinds on every resolver of every call, and an
+# Enum member lookup costs about ten times an int comparison.
+ASYNC = 0
+SYNC = 1
+ASYNC_GEN = 2
+SYNC_GEN = 3
+NodeKind = int
+
+
+class Node:
+    """A resolver, its parameter sources, and its place in the run order.
+
+    Mutable while the graph is built; afterwards only `suspends` changes: the engine sets it
+    the first time the resolver really waits, so later calls can run resolvers that never
+    wait first and avoid starting a task for them.
+    """
+
+    __slots__ = (
+        "argument_params",
+        "asks",
+        "context_params",
+        "dep_params",
+        "dependents",
+        "deps",
+        "explicit_key",
+        "fn",
+        "has_params",
+        "index",
+        "is_async",
+        "key",
+        "kind",
+        "level",
+        "name",
+        "parameter",
+        "pending_deps",
+        "schema",
+        "suspends",
+        "unbound",
+    )
+
+    def __init__(
+        self, *, fn: Callable[..., Any], name: str, kind: NodeKind, parameter: str
+    ) -> None:
+        self.fn = fn
+        self.name = name
+        self.kind = kind
+        self.is_async = kind in (ASYNC, ASYNC_GEN)
+        self.parameter = parameter
+        self.explicit_key: str | None = None
+        self.key = ""
+        self.asks: Literal["form", "url"] | None = None
+        self.schema: type[BaseModel] | None = None
+        self.context_params: list[str] = []
+        self.argument_params: list[tuple[str, str]] = []
+        self.pending_deps: list[tuple[str, object, Convert, frozenset[type] | None]] = []
+        self.unbound: list[inspect.Parameter] = []
+        self.dep_params: tuple[tuple[str, int, Convert, frozenset[type] | None], ...] = ()
+        self.has_params = False
+        self.deps: tuple[int, ...] = ()
+        self.dependents: list[int] = []
+        self.level = 0
+        self.index = -1
+        self.suspends = not self.is_async
+
+    def freeze(self) -> Node:
+        self.has_params = bool(self.context_params or self.argument_params or self.dep_params)
+        self.pending_deps = []
+        self.unbound = []
+        return self
+
+    def __repr__(self) -> str:
+        return f"<Node {self.index} {self.name!r} key={self.key!r}>"
+
+
+def _target(fn: Callable[..., Any]) -> Any:
+    """The function whose code runs: through partials, and to `__call__` for objects."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if inspect.isroutine(fn) or isinstance(fn, type):
+        return fn
+    return type(fn).__call__
+
+
+def callable_kind(fn: Callable[..., Any]) -> NodeKind:
+    target = _target(fn)
+    if inspect.isasyncgenfunction(target):
+        return ASYNC_GEN
+    if inspect.iscoroutinefunction(target):
+        return ASYNC
+    if inspect.isgeneratorfunction(target):
+        return SYNC_GEN
+    return SYNC
+
+
+def callable_name(fn: Callable[..., Any]) -> str:
+    if isinstance(fn, functools.partial):
+        return f"partial({callable_name(fn.func)})"
+    name = getattr(fn, "__qualname__", None)
+    if isinstance(name, str) and (inspect.isroutine(fn) or isinstance(fn, type)):
+        return name
+    return type(fn).__qualname__
+
+
+def identity(fn: Callable[..., Any]) -> object:
+    """Memo key: two references to one bound method are one resolver, two objects are two.
+
+    Bound methods are created anew on every attribute access, so they are keyed by the
+    function and the instance; everything else by the object itself. The graph keeps a
+    strong reference to each resolver, so these ids cannot be reused while it lives.
+    """
+    if inspect.ismethod(fn):
+        return ("method", id(fn.__func__), id(fn.__self__))
+    return ("object", id(fn))
+
+
+def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    target = _target(fn)
+    if inspect.ismethod(target):
+        target = target.__func__
+    if isinstance(target, type):
+        return get_type_hints(vars(target).get("__init__", target), include_extras=True)
+    return get_type_hints(target, include_extras=True)

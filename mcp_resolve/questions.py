@@ -1,0 +1,98 @@
+"""A question waiting for the user, an answer to one, and the digest that pins them together."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .markers import Elicit, ElicitURL
+from .schema import render_elicitation_schema
+
+Action = Literal["accept", "decline", "cancel"]
+_ACTIONS = frozenset(("accept", "decline", "cancel"))
+
+
+class Question:
+    """A question a resolver asked that has no answer yet.
+
+    `key` is the wire key (stable across processes); `request` is what the resolver
+    returned. `digest` identifies the exact rendered question, so a recorded answer is only
+    ever reused for the same wording, schema or URL; it is computed on first use because
+    most calls never need it.
+    """
+
+    __slots__ = ("_digest", "key", "parameter", "request", "resolver")
+
+    def __init__(
+        self, key: str, request: Elicit[Any] | ElicitURL, resolver: str, parameter: str
+    ) -> None:
+        self.key = key
+        self.request = request
+        self.resolver = resolver
+        self.parameter = parameter
+        self._digest: str | None = None
+
+    @property
+    def digest(self) -> str:
+        if self._digest is None:
+            self._digest = question_digest(self.request)
+        return self._digest
+
+    def rendered(self) -> dict[str, Any]:
+        """The question as a client sees it: message and schema, or message and URL."""
+        return render_question(self.request)
+
+    def __repr__(self) -> str:
+        return f"Question({self.key!r}, {self.request!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What the user did with a question: the action, and the form content on accept.
+
+    `digest`, when given, must equal the digest of the question being answered; an answer
+    recorded for a differently worded question is then not used and the question is asked
+    again. Content is validated against the question's schema by the engine.
+    """
+
+    action: Action
+    content: Mapping[str, Any] | None = None
+    digest: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.action not in _ACTIONS:
+            raise ValueError(
+                f"Answer action must be accept, decline or cancel, got {self.action!r}"
+            )
+        if self.content is not None and not isinstance(self.content, Mapping):
+            raise TypeError(f"Answer content must be a mapping, got {type(self.content).__name__}")
+
+
+def render_question(request: Elicit[Any] | ElicitURL) -> dict[str, Any]:
+    if isinstance(request, Elicit):
+        return {
+            "mode": "form",
+            "message": request.message,
+            "requestedSchema": render_elicitation_schema(request.schema),
+        }
+    return {
+        "mode": "url",
+        "message": request.message,
+        "url": request.url,
+        "elicitationId": request.elicitation_id,
+    }
+
+
+def question_digest(request: Elicit[Any] | ElicitURL) -> str:
+    """A short, stable fingerprint of the rendered question (not a secret, not a MAC).
+
+    Canonical JSON with `ensure_ascii` so the same question hashes alike on every platform
+    and Python version; 96 bits is ample to tell two wordings apart.
+    """
+    canonical = json.dumps(
+        render_question(request), sort_keys=True, separators=(",", ":"), ensure_ascii=True
+    )
+    return hashlib.blake2b(canonical.encode("ascii"), digest_size=12).hexdigest()

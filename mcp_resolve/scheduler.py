@@ -1,0 +1,86 @@
+"""The concurrent remainder of a call: one task group, a task per resolver that must wait.
+
+Entered only when a resolver really suspended while other work was ready (see `engine`).
+Dependency counts say when a resolver becomes ready; a resolver whose dependency asked an
+unanswered question is marked blocked instead of run, and blocks its own dependents.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .engine import _PENDING
+from .nodes import Node
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from .engine import Resolution
+
+
+class Scheduler:
+    __slots__ = ("_group", "_nodes", "_resolution", "_waiting")
+
+    def __init__(self, resolution: Resolution, group: TaskGroup) -> None:
+        self._resolution = resolution
+        self._group = group
+        self._nodes = resolution._graph.nodes
+        self._waiting: dict[int, int] = {}
+
+    def prepare(self, ready: list[int], running: tuple[Node, ...]) -> None:
+        """Count, for every resolver not yet started, the dependencies it still waits for."""
+        values = self._resolution._values
+        started = set(ready)
+        started.update(node.index for node in running)
+        for node in self._nodes:
+            if values[node.index] is _PENDING and node.index not in started:
+                self._waiting[node.index] = sum(
+                    1 for d in node.deps if values[d] is _PENDING or d in started
+                )
+
+    def spawn(self, indices: list[int]) -> None:
+        resolution = self._resolution
+        values = resolution._values
+        sync: list[int] = []
+        for index in indices:
+            node = self._nodes[index]
+            if values[index] is not _PENDING:
+                continue
+            if resolution._blocked(node):
+                self.spawn(self._release(node))
+            elif node.is_async:
+                self._group.start_soon(self._run_async, node, name=node.name)
+            else:
+                sync.append(index)
+        if sync:
+            self._group.start_soon(self._run_sync, sync)
+
+    def done(self, node: Node, result: Any) -> None:
+        self._resolution._settle(node, result)
+        self.spawn(self._release(node))
+
+    def after(self, node: Node) -> None:
+        self.spawn(self._release(node))
+
+    def _release(self, node: Node) -> list[int]:
+        ready = []
+        waiting = self._waiting
+        for dependent in node.dependents:
+            count = waiting.get(dependent)
+            if count is None:
+                continue
+            if count == 1:
+                del waiting[dependent]
+                ready.append(dependent)
+            else:
+                waiting[dependent] = count - 1
+        return ready
+
+    async def _run_async(self, node: Node) -> None:
+        self.done(node, await self._resolution._await(node))
+
+    async def _run_sync(self, indices: list[int]) -> None:
+        nodes = [self._nodes[i] for i in indices]
+        await self._resolution._hop(nodes)
+        for node in nodes:
+            self.after(node)

@@ -1,0 +1,258 @@
+"""Render a flat pydantic model as the form schema an MCP client can show (elicitation)."""
+
+from __future__ import annotations
+
+import copy
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import CoreRef, GenerateJsonSchema, JsonRef, JsonSchemaValue
+
+__all__ = ["render_elicitation_schema"]
+
+_MISSING: Any = object()
+_STRING_FORMATS = frozenset({"email", "uri", "date", "date-time"})
+_LABELS = frozenset({"title", "description", "default"})
+# Core schema kinds that only wrap the type a field really has (validators, defaults, None).
+_WRAPPERS = frozenset(
+    {
+        "model-field",
+        "dataclass-field",
+        "typed-dict-field",
+        "default",
+        "nullable",
+        "function-before",
+        "function-after",
+        "function-wrap",
+    }
+)
+
+_cache: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+class _FormSchemaGenerator(GenerateJsonSchema):
+    """Keeps each field's own title on enum fields, which pydantic leaves to the `$defs` entry.
+
+    Enum references are inlined afterwards, and the enum class's title would then stand in
+    for the field's label; so enum fields get a field title, and sibling keys that happen to
+    equal the definition's are kept rather than folded into the reference.
+    """
+
+    def field_title_should_be_set(self, schema: Mapping[str, Any]) -> bool:
+        return super().field_title_should_be_set(schema) or self._names_enum(schema)
+
+    def handle_ref_overrides(self, json_schema: JsonSchemaValue) -> JsonSchemaValue:
+        return json_schema
+
+    def _names_enum(self, schema: Mapping[str, Any]) -> bool:
+        while schema.get("type") in _WRAPPERS and isinstance(schema.get("schema"), Mapping):
+            schema = schema["schema"]
+        if schema.get("type") == "definition-ref":
+            ref = self.get_cache_defs_ref_schema(CoreRef(schema["schema_ref"]))[1]["$ref"]
+            target = self.get_schema_from_definitions(JsonRef(ref))
+            return target is not None and "enum" in target
+        return schema.get("type") == "enum"
+
+
+def render_elicitation_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """Render `model` as an MCP elicitation `requestedSchema`, or raise `TypeError`.
+
+    Clients draw the schema as a form of primitive inputs, so anything they could not draw
+    is refused here, when a resolver is declared, rather than when a user is first asked.
+    A field typed `T | None` renders as a plain, non-required `T`: a form has no way to
+    enter null, and leaving the input empty is how a user says "none". A `None` default is
+    dropped for the same reason. A constraint the schema cannot carry (`pattern`, `gt`,
+    `lt`, `multiple_of`, unique items) is refused rather than dropped, because a client
+    would then accept input the model rejects, and the user would meet a failure the form
+    never warned about. The model's docstring is not rendered: the question's message is
+    what the user reads.
+
+    Results are cached per model class (weakly, so dynamic models can be collected) and
+    each call returns a deep copy, so callers may mutate what they get.
+    """
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise TypeError(
+            f"render_elicitation_schema() needs a pydantic BaseModel subclass, got {model!r}"
+        )
+    cached = _cache.get(model)
+    if cached is None:
+        cached = _cache[model] = _render(model)
+    return copy.deepcopy(cached)
+
+
+def _render(model: type[BaseModel]) -> dict[str, Any]:
+    raw = model.model_json_schema(schema_generator=_FormSchemaGenerator, mode="validation")
+    raw_properties = raw.get("properties")
+    if raw.get("type") != "object" or not isinstance(raw_properties, dict):
+        raise TypeError(
+            f"Elicitation schema for {model.__name__} rendered as {raw!r}, which is not a "
+            "flat object of fields"
+        )
+    definitions: dict[str, Any] = raw.get("$defs", {})
+    pydantic_required = set(raw.get("required", ()))
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for name, rendered in raw_properties.items():
+        prop, nullable = _normalise(rendered, definitions)
+        if not _is_primitive(prop):
+            raise TypeError(
+                f"Elicitation schema field {name!r} rendered as {rendered!r}, which is not a "
+                "valid PrimitiveSchemaDefinition"
+            )
+        properties[name] = _sorted(prop)
+        if name in pydantic_required and not nullable:
+            required.append(name)
+    schema: dict[str, Any] = {"properties": properties}
+    if required:
+        schema["required"] = required
+    schema["title"] = raw.get("title", model.__name__)
+    schema["type"] = "object"
+    return schema
+
+
+def _sorted(value: Any) -> Any:
+    """Sort keys the way pydantic does, so a rendering is stable whatever was merged."""
+    if isinstance(value, dict):
+        return {key: _sorted(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(item) for item in value]
+    return value
+
+
+def _normalise(rendered: dict[str, Any], definitions: Mapping[str, Any]) -> tuple[Any, bool]:
+    """Rewrite pydantic's spellings of allowed shapes into the ones the spec names.
+
+    Returns the rewritten property and whether it was `T | None`. Shapes that match no rule
+    are returned as they are, for the checker to refuse.
+    """
+    prop = dict(rendered)
+    nullable = False
+    branches = prop.get("anyOf")
+    if isinstance(branches, list) and len(branches) == 2 and {"type": "null"} in branches:
+        del prop["anyOf"]
+        inner = branches[1] if branches[0] == {"type": "null"} else branches[0]
+        prop = {**inner, **prop} if isinstance(inner, dict) else prop
+        nullable = True
+    prop = _as_choices(_inline_enum(prop, definitions))
+    if isinstance(prop.get("items"), dict):
+        prop["items"] = _as_choices(_inline_enum(prop["items"], definitions))
+    if "enum" in prop and "oneOf" in prop and _titled_values(prop["oneOf"]) == prop["enum"]:
+        del prop["enum"]  # a Literal that also carries titled choices: the titles win
+    if "default" in prop and prop["default"] is None:
+        del prop["default"]
+    return prop, nullable
+
+
+def _inline_enum(prop: dict[str, Any], definitions: Mapping[str, Any]) -> dict[str, Any]:
+    """Replace a `$ref` to an enum definition with its `type` and `enum`, keeping the field's
+    own labels; references to anything else are left for the checker to refuse."""
+    ref = prop.get("$ref")
+    if not isinstance(ref, str) or not ref.startswith("#/$defs/"):
+        return prop
+    target = definitions.get(ref.removeprefix("#/$defs/"))
+    if not isinstance(target, dict) or "enum" not in target:
+        return prop
+    inlined = {key: value for key, value in prop.items() if key != "$ref"}
+    inlined["enum"] = target["enum"]
+    if "type" in target:
+        inlined["type"] = target["type"]
+    return inlined
+
+
+def _as_choices(prop: dict[str, Any]) -> dict[str, Any]:
+    """A one-value `Literal` renders as `const`; the spec knows only `enum` lists."""
+    if "const" in prop and "enum" not in prop:
+        prop = dict(prop)
+        prop["enum"] = [prop.pop("const")]
+    return prop
+
+
+def _is_str_list(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _titled_values(options: Any) -> list[str] | None:
+    """The values of a `[{"const": value, "title": label}, ...]` list, or None if malformed."""
+    if not isinstance(options, list) or not options:
+        return None
+    values: list[str] = []
+    for option in options:
+        if not (
+            isinstance(option, dict)
+            and option.keys() == {"const", "title"}
+            and isinstance(option["const"], str)
+            and isinstance(option["title"], str)
+        ):
+            return None
+        values.append(option["const"])
+    return values
+
+
+def _is_primitive(prop: Any) -> bool:
+    """The allow-list: one rule per PrimitiveSchemaDefinition variant of the MCP spec."""
+    if not isinstance(prop, dict):
+        return False
+    if not all(isinstance(prop[key], str) for key in ("title", "description") if key in prop):
+        return False
+    keys = prop.keys() - _LABELS
+    default = prop.get("default", _MISSING)
+    kind = prop.get("type")
+    if kind == "string" and "enum" in prop:
+        choices = prop["enum"] if _is_str_list(prop["enum"]) else None
+        return keys == {"type", "enum"} and _default_in(default, choices)
+    if kind == "string" and "oneOf" in prop:
+        return keys == {"type", "oneOf"} and _default_in(default, _titled_values(prop["oneOf"]))
+    if kind == "string":
+        return (
+            keys <= {"type", "minLength", "maxLength", "format"}
+            and all(_is_count(prop[key]) for key in ("minLength", "maxLength") if key in prop)
+            and prop.get("format", "uri") in _STRING_FORMATS
+            and (default is _MISSING or isinstance(default, str))
+        )
+    if kind in ("number", "integer"):
+        exact = int if kind == "integer" else (int, float)
+        return (
+            keys <= {"type", "minimum", "maximum"}
+            and all(_is_number(prop[key]) for key in ("minimum", "maximum") if key in prop)
+            and (default is _MISSING or (_is_number(default) and isinstance(default, exact)))
+        )
+    if kind == "boolean":
+        return keys == {"type"} and (default is _MISSING or isinstance(default, bool))
+    if kind == "array":
+        choices = _item_choices(prop.get("items"))
+        return (
+            keys <= {"type", "items", "minItems", "maxItems"}
+            and choices is not None
+            and all(_is_count(prop[key]) for key in ("minItems", "maxItems") if key in prop)
+            and (
+                default is _MISSING
+                or (isinstance(default, list) and all(_default_in(v, choices) for v in default))
+            )
+        )
+    return False
+
+
+def _item_choices(items: Any) -> list[str] | None:
+    """The values a multi-select offers: untitled `{"type": "string", "enum": [...]}` items
+    or titled `{"anyOf": [{"const", "title"}, ...]}` items."""
+    if not isinstance(items, dict):
+        return None
+    if items.keys() == {"type", "enum"} and items["type"] == "string":
+        return items["enum"] if _is_str_list(items["enum"]) else None
+    if items.keys() == {"anyOf"}:
+        return _titled_values(items["anyOf"])
+    return None
+
+
+def _default_in(default: Any, choices: list[str] | None) -> bool:
+    return choices is not None and (default is _MISSING or default in choices)
