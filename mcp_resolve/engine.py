@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .cleanup import ExitStack
 from .edges import EdgeRefusal
@@ -36,6 +36,7 @@ from .outcomes import (
     DeclinedElicitation,
 )
 from .questions import Answer, Question
+from .schema import fields_left_empty_as_none, render_elicitation_schema
 
 if TYPE_CHECKING:
     from .graph import ResolverGraph, Target
@@ -329,6 +330,8 @@ class Resolution:
     def _settle(self, node: Node, result: Any) -> None:
         kind = type(result)
         if kind is Elicit or kind is ElicitURL:
+            if kind is Elicit and node.schema is not result.schema:
+                self._check_schema(node, result.schema)
             question = Question(node.key, result, node.name, node.parameter)
             answer = self._answers.get(node.key) if self._answers else None
             if answer is not None and (answer.digest is None or answer.digest == question.digest):
@@ -337,6 +340,18 @@ class Resolution:
                 result = question
                 self._stuck += 1
         self._values[node.index] = result
+
+    def _check_schema(self, node: Node, schema: type[BaseModel]) -> None:
+        """A question whose model was not declared in the return annotation: check it now."""
+        try:
+            render_elicitation_schema(schema)
+        except TypeError as exc:
+            raise TypeError(
+                f"Resolver {node.name!r} (parameter {node.parameter!r} of tool "
+                f"{self._graph.tool!r}) asked a question a client cannot render: {exc}. "
+                "Declare the question in the resolver's return annotation "
+                "(-> Model | Elicit[Model]) to have this checked at start-up."
+            ) from exc
 
     # -- answers -------------------------------------------------------------------------
 
@@ -380,8 +395,12 @@ class Resolution:
                 resolver=question.resolver,
                 parameter=question.parameter,
             )
+        content = answer.content
+        fill = fields_left_empty_as_none(request.schema)
+        if fill and not fill.issubset(content):
+            content = {**dict.fromkeys(fill), **content}
         try:
-            return AcceptedElicitation(request.schema.model_validate(answer.content))
+            return AcceptedElicitation(request.schema.model_validate(content))
         except ValidationError as exc:
             fields = sorted({".".join(str(p) for p in e["loc"]) or "<form>" for e in exc.errors()})
             raise ResolutionError(

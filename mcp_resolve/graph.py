@@ -21,7 +21,16 @@ from .edges import Convert, edge_converter, union_members
 from .engine import Resolution
 from .errors import InvalidSignature
 from .markers import Elicit, ElicitURL, Resolve
-from .nodes import ASYNC_GEN, SYNC_GEN, Node, callable_kind, callable_name, identity, type_hints
+from .nodes import (
+    ASYNC_GEN,
+    SYNC_GEN,
+    Node,
+    callable_kind,
+    callable_name,
+    identity,
+    qualified_name,
+    type_hints,
+)
 from .schema import render_elicitation_schema
 
 _EMPTY = inspect.Parameter.empty
@@ -107,7 +116,8 @@ class ResolverGraph:
             isinstance(t, type) for t in context_types
         ):
             raise TypeError("context_types must be a tuple of classes")
-        return _Builder(fn, name or callable_name(fn), context_types).build()
+        tool = name or getattr(fn, "__name__", None) or callable_name(fn)
+        return _Builder(fn, tool, context_types).build()
 
     @property
     def questions(self) -> Mapping[str, Node]:
@@ -220,7 +230,13 @@ class _Builder:
             return None, annotation
         if len(markers) > 1:
             raise self.fail(f"{self.where(resolver, param)} has more than one Resolve(...)")
-        return markers[0], get_args(annotation)[0]
+        # Python flattens nested Annotated, so constraints beside the marker stay with the type.
+        base, others = (
+            get_args(annotation)[0],
+            [m for m in annotation.__metadata__ if m not in markers],
+        )
+        inner = Annotated.__class_getitem__((base, *others)) if others else base
+        return markers[0], inner
 
     def is_context(self, annotation: Any) -> bool:
         if not self.context_types:
@@ -389,7 +405,7 @@ class _Builder:
         for node in nodes:
             if node.explicit_key is not None:
                 continue
-            base = f"{getattr(node.fn, '__module__', None) or type(node.fn).__module__}:{node.name}"
+            base = qualified_name(node.fn)
             key, n = base, 1
             while key in taken:
                 n += 1

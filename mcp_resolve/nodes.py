@@ -108,12 +108,24 @@ def callable_kind(fn: Callable[..., Any]) -> NodeKind:
 
 
 def callable_name(fn: Callable[..., Any]) -> str:
+    """A readable name for messages: the qualified name without `<locals>` scaffolding."""
     if isinstance(fn, functools.partial):
         return f"partial({callable_name(fn.func)})"
     name = getattr(fn, "__qualname__", None)
-    if isinstance(name, str) and (inspect.isroutine(fn) or isinstance(fn, type)):
-        return name
-    return type(fn).__qualname__
+    if not (isinstance(name, str) and (inspect.isroutine(fn) or isinstance(fn, type))):
+        name = type(fn).__qualname__
+    return name.rsplit("<locals>.", 1)[-1]
+
+
+def qualified_name(fn: Callable[..., Any]) -> str:
+    """The full `module:qualname` that question keys are derived from."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if inspect.isroutine(fn) or isinstance(fn, type):
+        module, name = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
+    else:
+        module, name = type(fn).__module__, type(fn).__qualname__
+    return f"{module or '?'}:{name or type(fn).__qualname__}"
 
 
 def identity(fn: Callable[..., Any]) -> object:

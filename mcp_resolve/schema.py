@@ -30,6 +30,9 @@ _WRAPPERS = frozenset(
 )
 
 _cache: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
+_unset_means_none: weakref.WeakKeyDictionary[type[BaseModel], frozenset[str]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 class _FormSchemaGenerator(GenerateJsonSchema):
@@ -82,6 +85,19 @@ def render_elicitation_schema(model: type[BaseModel]) -> dict[str, Any]:
     return copy.deepcopy(cached)
 
 
+def fields_left_empty_as_none(model: type[BaseModel]) -> frozenset[str]:
+    """Fields the form shows as optional although the model requires them (`T | None`).
+
+    A user who leaves such an input empty sends no value; the model would then fail with
+    "field required", so whoever validates an answer fills these with `None` first.
+    """
+    names = _unset_means_none.get(model)
+    if names is None:
+        render_elicitation_schema(model)
+        names = _unset_means_none[model]
+    return names
+
+
 def _render(model: type[BaseModel]) -> dict[str, Any]:
     raw = model.model_json_schema(schema_generator=_FormSchemaGenerator, mode="validation")
     raw_properties = raw.get("properties")
@@ -94,6 +110,7 @@ def _render(model: type[BaseModel]) -> dict[str, Any]:
     pydantic_required = set(raw.get("required", ()))
     properties: dict[str, Any] = {}
     required: list[str] = []
+    left_empty: list[str] = []
     for name, rendered in raw_properties.items():
         prop, nullable = _normalise(rendered, definitions)
         if not _is_primitive(prop):
@@ -102,13 +119,14 @@ def _render(model: type[BaseModel]) -> dict[str, Any]:
                 "valid PrimitiveSchemaDefinition"
             )
         properties[name] = _sorted(prop)
-        if name in pydantic_required and not nullable:
-            required.append(name)
+        if name in pydantic_required:
+            (left_empty if nullable else required).append(name)
     schema: dict[str, Any] = {"properties": properties}
     if required:
         schema["required"] = required
     schema["title"] = raw.get("title", model.__name__)
     schema["type"] = "object"
+    _unset_means_none[model] = frozenset(left_empty)
     return schema
 
 
