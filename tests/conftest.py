@@ -2,9 +2,31 @@
 
 from __future__ import annotations
 
+import importlib.util
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
 import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture
+def load_example() -> Callable[[str], ModuleType]:
+    """Import `examples/<name>.py` afresh, so each test gets its own module state."""
+
+    def load(name: str) -> ModuleType:
+        spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load
