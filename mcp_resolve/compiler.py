@@ -8,9 +8,13 @@ asked a question, and whether the concurrent scheduler has taken over. Only refe
 and indices are spliced into the source; names come from `str.isidentifier()` parameter
 names, so no user text is ever executed.
 
-The order inside a level follows what the engine learned: resolvers that never waited
-come first, those that did come last, then the level's sync resolvers in one thread hop.
-When a resolver is first seen waiting the graph's walk is dropped and generated again.
+Each level is planned from what the engine has learned about its resolvers. Those known
+to finish without waiting are called inline. If two or more things in the level wait or
+may (async resolvers not yet seen, or seen waiting, and the level's sync resolvers as one
+thread hop), the rest of the graph is handed to the scheduler, which starts each resolver
+in a task group; otherwise the one waiting thing is awaited inline too. Whenever a
+resolver's behaviour is first learned the walk is dropped and generated again, so a graph
+of trivial resolvers ends up as straight calls and a graph of slow ones as tasks.
 """
 
 from __future__ import annotations
@@ -45,11 +49,18 @@ def compile_walk(graph: ResolverGraph, pending: object) -> Walk:
     ]
     for level in graph.levels:
         nodes = [graph.nodes[i] for i in level]
-        trivial = [n for n in nodes if n.is_async and not n.suspends]
-        waiting = [n for n in nodes if n.is_async and n.suspends]
-        for node in trivial + waiting:
-            lines.extend(_async_node(node, namespace))
+        inline = [n for n in nodes if n.is_async and n.suspends is False]
+        maybe = [n for n in nodes if n.is_async and n.suspends is not False]
         sync = [n for n in nodes if not n.is_async]
+        for node in inline:
+            lines.extend(_async_node(node, namespace))
+        if len(maybe) + (1 if sync else 0) >= 2:
+            # Two or more things that wait: the rest of the graph goes to the scheduler.
+            lines.append("    await res._concurrently()")
+            lines.append("    return")
+            break
+        for node in maybe:
+            lines.extend(_async_node(node, namespace))
         if sync:
             names = []
             for node in sync:
@@ -60,10 +71,6 @@ def compile_walk(graph: ResolverGraph, pending: object) -> Walk:
             lines.append("             and not (res._stuck and res._blocked(n))]")
             lines.append("    if batch:")
             lines.append("        await res._hop(batch)")
-            lines.append("        if res._scheduler is not None:")
-            lines.append("            for n in batch:")
-            lines.append("                res._scheduler.after(n)")
-            lines.append("            return")
     source = "\n".join(lines) + "\n"
     code = compile(source, f"<mcp_resolve walk of {graph.tool}>", "exec")
     exec(code, namespace)
@@ -109,14 +116,16 @@ def _async_node(node: Node, namespace: dict[str, Any]) -> list[str]:
         "        except BaseException:",
         f"            res._fail(N{i})",
         "            raise",
-        "        if res._scheduler is not None:",
-        f"            res._scheduler.done(N{i}, r)",
-        "            return",
         "        if r.__class__ is _Elicit or r.__class__ is _ElicitURL:",
         f"            res._settle(N{i}, r)",
         "        else:",
         f"            values[{i}] = r",
     ]
+    if node.suspends is None:  # learn: had it waited, the driver would have said so
+        lines += [
+            f"        if N{i}.suspends is None:",
+            f"            res._learned(N{i})",
+        ]
     return lines
 
 

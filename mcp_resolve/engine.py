@@ -34,6 +34,7 @@ from .outcomes import (
     AcceptedUrlElicitation,
     CancelledElicitation,
     DeclinedElicitation,
+    Outcome,
 )
 from .questions import Answer, Question
 from .schema import fields_left_empty_as_none, render_elicitation_schema
@@ -141,7 +142,12 @@ class Resolution:
     suspension it may be called again with answers keyed by question key, and continues
     where it stopped without running any resolver twice. Leaving the context runs the code
     after `yield` in generator resolvers (in reverse order of setup), throwing in the
-    exception the body raised, if any. `failed` names the resolver whose exception escaped.
+    exception the body raised, if any. `failed` names the resolver whose exception escaped;
+    `used` maps each question key whose `Answer` was consumed to the question and answer,
+    which is what a host records between rounds.
+
+    Answers may also be outcomes (`DeclinedElicitation()`, `AcceptedElicitation(model)`...),
+    injected as they are: that is how a host applies a question's declared fallback.
     """
 
     __slots__ = (
@@ -156,6 +162,7 @@ class Resolution:
         "_stuck",
         "_values",
         "failed",
+        "used",
     )
 
     def __init__(self, graph: ResolverGraph, arguments: Mapping[str, Any], context: Any) -> None:
@@ -164,13 +171,14 @@ class Resolution:
         self._args = {**defaults, **arguments} if defaults else arguments
         self._context = context
         self._values: list[Any] = [_PENDING] * len(graph.nodes)
-        self._answers: dict[str, Answer] | None = None
+        self._answers: dict[str, Answer | Outcome] | None = None
         self._exits: ExitStack | None = None
         self._result: Resolved | Suspended | None = None
         self._stuck = 0  # how many resolvers asked or are blocked: skips the check when 0
         self._current: Node | tuple[Node, ...] | None = None  # what the walk awaits now
         self._scheduler: Scheduler | None = None
         self.failed: Node | None = None
+        self.used: dict[str, tuple[Question, Answer]] | None = None
 
     async def __aenter__(self) -> Resolution:
         return self
@@ -182,7 +190,9 @@ class Resolution:
 
     # -- the walk ------------------------------------------------------------------------
 
-    async def resolve(self, answers: Mapping[str, Answer] | None = None) -> Resolved | Suspended:
+    async def resolve(
+        self, answers: Mapping[str, Answer | Outcome] | None = None
+    ) -> Resolved | Suspended:
         if type(self._result) is Resolved:
             return self._result
         if answers:
@@ -208,6 +218,11 @@ class Resolution:
             self._fail(node)
             raise
 
+    def _learned(self, node: Node) -> None:
+        """An inline resolver finished without waiting: plan it inline from now on."""
+        node.suspends = False
+        self._graph._walk = None
+
     def _fail(self, node: Node) -> None:
         if self.failed is None:
             self.failed = node
@@ -231,46 +246,39 @@ class Resolution:
         return value
 
     async def _drive(self, walk: Any, yielded: Any) -> None:
-        """The walk is waiting on something: overlap it with whatever else is ready."""
+        """The walk waits: let it, noting each resolver seen waiting for the next calls.
+
+        A coroutine that has started must finish in the cancel scope it started in (trio
+        and anyio both track scopes per task), so the walk is never moved into a task group
+        here. Concurrency is planned instead: a level with two or more resolvers that wait,
+        or may, is handed whole to the scheduler before any of them starts.
+        """
         while True:
             current = self._current
-            running: tuple[Node, ...] = (
-                current if isinstance(current, tuple) else (current,) if current else ()
-            )
-            for node in running:
-                if not node.suspends:
-                    node.suspends = True
-                    self._graph._walk = None  # walk it last in its level from now on
-            ready = self._ready_now(running)
-            if ready:
-                from .scheduler import Scheduler
-
-                try:
-                    async with anyio.create_task_group() as group:
-                        self._scheduler = scheduler = Scheduler(self, group)
-                        scheduler.prepare(ready, running)
-                        scheduler.spawn(ready)
-                        await _resume(walk, yielded)
-                except BaseException as exc:
-                    raise _first_error(exc) from None
-                return
+            if isinstance(current, Node) and current.suspends is not True:
+                current.suspends = True
+                self._graph._walk = None  # plan around it from the next call on
             yielded = await _forward(walk, yielded, self, current)
             if yielded is _DONE:
                 return
 
-    def _ready_now(self, running: tuple[Node, ...]) -> list[int]:
+    async def _concurrently(self) -> None:
+        """Run the rest of the graph in one task group, from whatever is ready now."""
+        from .scheduler import Scheduler
+
         values = self._values
-        busy = {node.index for node in running}
         ready = []
         for node in self._graph.nodes:
-            if values[node.index] is _PENDING and node.index not in busy:
-                for dep in node.deps:
-                    value = values[dep]
-                    if value is _PENDING or value is _BLOCKED or type(value) is Question:
-                        break
-                else:
+            if values[node.index] is _PENDING and not (self._stuck and self._blocked(node)):
+                if all(values[dep] is not _PENDING for dep in node.deps):
                     ready.append(node.index)
-        return ready
+        try:
+            async with anyio.create_task_group() as group:
+                self._scheduler = scheduler = Scheduler(self, group)
+                scheduler.prepare(ready)
+                scheduler.spawn(ready)
+        except BaseException as exc:
+            raise _first_error(exc) from None
 
     def _blocked(self, node: Node) -> bool:
         values = self._values
@@ -333,10 +341,8 @@ class Resolution:
             if kind is Elicit and node.schema is not result.schema:
                 self._check_schema(node, result.schema)
             question = Question(node.key, result, node.name, node.parameter)
-            answer = self._answers.get(node.key) if self._answers else None
-            if answer is not None and (answer.digest is None or answer.digest == question.digest):
-                result = self._outcome(question, answer)
-            else:
+            result = self._answer_for(question) if self._answers else None
+            if result is None:
                 result = question
                 self._stuck += 1
         self._values[node.index] = result
@@ -355,26 +361,54 @@ class Resolution:
 
     # -- answers -------------------------------------------------------------------------
 
-    def _take_answers(self, answers: Mapping[str, Answer]) -> None:
+    def _take_answers(self, answers: Mapping[str, Answer | Outcome]) -> None:
         values = self._values
-        by_key = {n.key: n for n in self._graph.nodes}
+        received = self._answers if self._answers is not None else {}
         for key, answer in answers.items():
-            if not isinstance(answer, Answer):
-                raise TypeError(f"answers must map question keys to Answer, got {answer!r}")
-            if self._answers is None:
-                self._answers = {}
-            self._answers[key] = answer
-            node = by_key.get(key)
-            value = values[node.index] if node is not None else None
-            if type(value) is Question and (answer.digest in (None, value.digest)):
-                values[node.index] = self._outcome(value, answer)  # type: ignore[union-attr]
+            if not isinstance(answer, Answer) and type(answer) not in OUTCOME_TYPES:
+                raise TypeError(
+                    f"answers must map question keys to Answer or an outcome, got {answer!r}"
+                )
+            received[key] = answer
+        self._answers = received
         stuck = 0
-        for index, value in enumerate(values):  # unblock what the answers released
-            if value is _BLOCKED:
-                values[index] = _PENDING
-            elif type(value) is Question:
+        for node in self._graph.nodes:
+            value = values[node.index]
+            if type(value) is Question:
+                if node.key in answers:
+                    outcome = self._answer_for(value)
+                    if outcome is not None:
+                        values[node.index] = outcome
+                        continue
+                    if value.request_waits and _accepts(answers[node.key]):
+                        values[node.index] = _PENDING  # consent given: run the resolver again
+                        continue
                 stuck += 1
+            elif value is _BLOCKED:  # unblock what the answers may have released
+                values[node.index] = _PENDING
         self._stuck = stuck
+
+    def _answer_for(self, question: Question) -> Any:
+        """The outcome `question` gets from the answers received, or None to ask it.
+
+        An answer pinned to another digest answered a differently worded question and is
+        ignored. A consent to a URL question that waits for completion never satisfies it:
+        the resolver decides, by running again, whether the work out there is done.
+        """
+        answer = self._answers.get(question.key) if self._answers else None
+        if answer is None:
+            return None
+        if not isinstance(answer, Answer):
+            return answer  # an outcome given directly, such as a declared fallback
+        if answer.digest is not None and answer.digest != question.digest:
+            return None
+        if question.request_waits and answer.action == "accept":
+            return None
+        outcome = self._outcome(question, answer)
+        if self.used is None:
+            self.used = {}
+        self.used[question.key] = (question, answer)
+        return outcome
 
     def _outcome(self, question: Question, answer: Answer) -> Any:
         request = question.request
@@ -475,3 +509,7 @@ def _call_all(
 
 if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
+
+
+def _accepts(answer: Answer | Outcome) -> bool:
+    return answer.action == "accept"

@@ -34,23 +34,41 @@ class Resolve:
         return f"Resolve({name})" if self.key is None else f"Resolve({name}, key={self.key!r})"
 
 
+class _NoFallback:
+    """There is no fallback: a client that cannot be asked refuses the call."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NO_FALLBACK"
+
+
+NO_FALLBACK: Any = _NoFallback()
+
+
 class Elicit(Generic[ModelT]):
     """A form question: returned by a resolver that needs the user to fill `schema`.
 
     The schema must be a flat pydantic model (see `render_elicitation_schema`). The
     consumer receives `AcceptedElicitation[ModelT]` (or the bare model when it annotates
     the unwrapped type), `DeclinedElicitation` or `CancelledElicitation`.
+
+    `fallback` is what to use when the client cannot be asked (it declared no elicitation
+    capability, or the connection has no way back to it): an outcome such as
+    `DeclinedElicitation()`, or a model instance, which counts as accepted. Without one,
+    such a call is refused before the tool body runs.
     """
 
-    __slots__ = ("message", "schema")
+    __slots__ = ("fallback", "message", "schema")
 
-    def __init__(self, message: str, schema: type[ModelT]) -> None:
+    def __init__(self, message: str, schema: type[ModelT], *, fallback: Any = NO_FALLBACK) -> None:
         if not isinstance(message, str):
             raise TypeError(f"Elicit() message must be a string, got {type(message).__name__}")
         if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
             raise TypeError(f"Elicit() schema must be a pydantic model class, got {schema!r}")
         self.message = message
         self.schema = schema
+        self.fallback = fallback
 
     def __repr__(self) -> str:
         return f"Elicit({self.message!r}, {self.schema.__name__})"
@@ -62,11 +80,26 @@ class ElicitURL:
     Accepting means the user agreed to go there, not that the work is finished; no content
     comes back. `elicitation_id` identifies the flow within the server so that it can later
     be marked complete; when omitted the host derives one from the question.
+
+    With `wait=True` consent is not enough: after the user accepts, the resolver runs again
+    and decides from real state (the payment provider, a store) whether the work is done,
+    returning a value or asking again. On a legacy connection the call first waits, at
+    most `timeout` seconds, for the server to mark the elicitation complete. `fallback`
+    works as for `Elicit`.
     """
 
-    __slots__ = ("elicitation_id", "message", "url")
+    __slots__ = ("elicitation_id", "fallback", "message", "timeout", "url", "wait")
 
-    def __init__(self, message: str, url: str, *, elicitation_id: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        url: str,
+        *,
+        elicitation_id: str | None = None,
+        wait: bool = False,
+        timeout: float | None = None,
+        fallback: Any = NO_FALLBACK,
+    ) -> None:
         if not isinstance(message, str):
             raise TypeError(f"ElicitURL() message must be a string, got {type(message).__name__}")
         if not isinstance(url, str) or not url:
@@ -77,9 +110,14 @@ class ElicitURL:
             raise TypeError(
                 f"ElicitURL() elicitation_id must be a non-empty string, got {elicitation_id!r}"
             )
+        if timeout is not None and (not isinstance(timeout, (int, float)) or timeout <= 0):
+            raise TypeError(f"ElicitURL() timeout must be a positive number, got {timeout!r}")
         self.message = message
         self.url = url
         self.elicitation_id = elicitation_id
+        self.wait = bool(wait)
+        self.timeout = timeout
+        self.fallback = fallback
 
     def __repr__(self) -> str:
         return f"ElicitURL({self.message!r}, {self.url!r})"

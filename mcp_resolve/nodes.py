@@ -25,9 +25,9 @@ NodeKind = int
 class Node:
     """A resolver, its parameter sources, and its place in the run order.
 
-    Mutable while the graph is built; afterwards only `suspends` changes: the engine sets it
-    the first time the resolver really waits, so later calls can run resolvers that never
-    wait first and avoid starting a task for them.
+    Mutable while the graph is built; afterwards only `suspends` changes, as the engine
+    learns whether the resolver really waits, so that later calls run resolvers that never
+    wait inline and start tasks only for the ones that do.
     """
 
     __slots__ = (
@@ -75,7 +75,8 @@ class Node:
         self.dependents: list[int] = []
         self.level = 0
         self.index = -1
-        self.suspends = not self.is_async
+        # None until seen: True once a call saw it wait, False once one saw it finish at once.
+        self.suspends: bool | None = None if self.is_async else True
 
     def freeze(self) -> Node:
         self.has_params = bool(self.context_params or self.argument_params or self.dep_params)

@@ -24,7 +24,7 @@ class Question:
     most calls never need it.
     """
 
-    __slots__ = ("_digest", "key", "parameter", "request", "resolver")
+    __slots__ = ("_digest", "key", "parameter", "request", "request_waits", "resolver")
 
     def __init__(
         self, key: str, request: Elicit[Any] | ElicitURL, resolver: str, parameter: str
@@ -33,6 +33,7 @@ class Question:
         self.request = request
         self.resolver = resolver
         self.parameter = parameter
+        self.request_waits = isinstance(request, ElicitURL) and request.wait
         self._digest: str | None = None
 
     @property

@@ -1,6 +1,7 @@
 """The concurrent remainder of a call: one task group, a task per resolver that must wait.
 
-Entered only when a resolver really suspended while other work was ready (see `engine`).
+Entered when a level of the walk holds two or more resolvers that wait or may (see
+`compiler`); every resolver from there on starts inside the task group.
 Dependency counts say when a resolver becomes ready; a resolver whose dependency asked an
 unanswered question is marked blocked instead of run, and blocks its own dependents.
 """
@@ -9,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .engine import _PENDING
-from .nodes import Node
+from .engine import _PENDING, _resume
+from .nodes import ASYNC, Node
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -27,11 +28,10 @@ class Scheduler:
         self._nodes = resolution._graph.nodes
         self._waiting: dict[int, int] = {}
 
-    def prepare(self, ready: list[int], running: tuple[Node, ...]) -> None:
+    def prepare(self, ready: list[int]) -> None:
         """Count, for every resolver not yet started, the dependencies it still waits for."""
         values = self._resolution._values
         started = set(ready)
-        started.update(node.index for node in running)
         for node in self._nodes:
             if values[node.index] is _PENDING and node.index not in started:
                 self._waiting[node.index] = sum(
@@ -77,7 +77,31 @@ class Scheduler:
         return ready
 
     async def _run_async(self, node: Node) -> None:
-        self.done(node, await self._resolution._await(node))
+        """Run one resolver in its task, stepping it once by hand to learn whether it waits."""
+        resolution = self._resolution
+        resolution._current = node
+        try:
+            step: Any = node.fn(**resolution._kwargs(node))
+            if node.kind != ASYNC:
+                step = resolution._first(node, step)
+            yielded = step.send(None)
+        except StopIteration as stop:
+            result = stop.value
+            if node.suspends is None:
+                resolution._learned(node)
+        except BaseException:
+            resolution._fail(node)
+            raise
+        else:
+            if node.suspends is not True:
+                node.suspends = True
+                resolution._graph._walk = None
+            try:
+                result = await _resume(step, yielded)
+            except BaseException:
+                resolution._fail(node)
+                raise
+        self.done(node, result)
 
     async def _run_sync(self, indices: list[int]) -> None:
         nodes = [self._nodes[i] for i in indices]
