@@ -269,9 +269,12 @@ class Resolution:
         values = self._values
         ready = []
         for node in self._graph.nodes:
-            if values[node.index] is _PENDING and not (self._stuck and self._blocked(node)):
-                if all(values[dep] is not _PENDING for dep in node.deps):
-                    ready.append(node.index)
+            if (
+                values[node.index] is _PENDING
+                and not (self._stuck and self._blocked(node))
+                and all(values[dep] is not _PENDING for dep in node.deps)
+            ):
+                ready.append(node.index)
         try:
             async with anyio.create_task_group() as group:
                 self._scheduler = scheduler = Scheduler(self, group)

@@ -1,0 +1,1 @@
+"""Host adapters: where the engine meets a real MCP server framework."""
