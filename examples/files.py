@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from mcp.server import MCPServer
 from pydantic import BaseModel
 
-from mcp.server import MCPServer
 from mcp_resolve import (
     AcceptedElicitation,
     CancelledElicitation,

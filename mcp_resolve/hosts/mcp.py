@@ -110,7 +110,7 @@ class _Host:
     async def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if args or not self.graph.resolved_parameters.isdisjoint(kwargs) or not self.graph.nodes:
             return await self._direct(args, kwargs)
-        ctx = kwargs.pop(_CTX) if self.own_ctx is None else kwargs.get(self.own_ctx)
+        ctx = kwargs.pop(_CTX, None) if self.own_ctx is None else kwargs.get(self.own_ctx)
         if not isinstance(ctx, Context):
             raise TypeError(
                 f"{self.tool}() was called without its resolved parameters and without an "

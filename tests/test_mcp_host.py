@@ -1,0 +1,617 @@
+"""The MCPServer host through the SDK's real in-memory Client, on both protocol generations."""
+
+from collections.abc import Awaitable, Callable, Iterator
+from types import ModuleType
+from typing import Annotated, Any
+
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel
+
+from mcp_resolve import (
+    DeclinedElicitation,
+    Elicit,
+    ElicitationResult,
+    InvalidSignature,
+    ResolutionError,
+    Resolve,
+)
+from mcp_resolve.mcp import ResolvingMCPServer, resolved
+
+pytestmark = pytest.mark.anyio
+
+MODES = ("legacy", "2026-07-28")
+Callback = Callable[[Any, Any], Awaitable[types.ElicitResult]]
+
+
+def answering(*replies: dict[str, Any], asked: list[Any] | None = None) -> Callback:
+    """An elicitation callback giving `replies` in turn and recording what it was asked."""
+    queue: Iterator[dict[str, Any]] = iter(replies)
+
+    async def callback(context: Any, params: Any) -> types.ElicitResult:
+        if asked is not None:
+            asked.append(params)
+        return types.ElicitResult(**next(queue))
+
+    return callback
+
+
+@pytest.fixture
+def files(load_example: Callable[[str], ModuleType]) -> ModuleType:
+    return load_example("files")
+
+
+SEED_OUTCOMES = [
+    ({"action": "accept", "content": {"ok": True}}, "deleted /tmp/project"),
+    ({"action": "accept", "content": {"ok": False}}, "kept the folder"),
+    ({"action": "decline"}, "declined: folder not deleted"),
+    ({"action": "cancel"}, "cancelled: folder not deleted"),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("reply", "expected"), SEED_OUTCOMES)
+async def test_every_seed_outcome_of_delete_folder(
+    files: ModuleType, mode: str, reply: dict[str, Any], expected: str
+) -> None:
+    asked: list[Any] = []
+    async with Client(
+        files.mcp, mode=mode, elicitation_callback=answering(reply, asked=asked)
+    ) as c:
+        result = await c.call_tool("delete_folder", {"path": "/tmp/project"})
+    assert not result.is_error
+    assert result.content[0].text == expected  # type: ignore[union-attr]
+    assert result.structured_content == {"result": expected}
+    (params,) = asked
+    assert isinstance(params, types.ElicitRequestFormParams)
+    assert params.message == "/tmp/project has 2 file(s). Delete anyway?"
+    assert params.requested_schema["properties"] == {"ok": {"title": "Ok", "type": "boolean"}}
+    assert params.requested_schema["required"] == ["ok"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_empty_folder_asks_nothing(files: ModuleType, mode: str) -> None:
+    asked: list[Any] = []
+    async with Client(files.mcp, mode=mode, elicitation_callback=answering(asked=asked)) as c:
+        result = await c.call_tool("delete_folder", {"path": "/tmp/empty"})
+    assert result.content[0].text == "deleted /tmp/empty"  # type: ignore[union-attr]
+    assert asked == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+async def test_the_unwrapped_annotation_aborts_naming_the_parameter(
+    files: ModuleType, mode: str, action: str
+) -> None:
+    async with Client(
+        files.mcp, mode=mode, elicitation_callback=answering({"action": action})
+    ) as c:
+        result = await c.call_tool("delete_folder_strict", {"path": "/tmp/project"})
+    assert result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert f"Resolver for parameter 'confirm' could not resolve: elicitation was {action}" in text
+    assert "/tmp/project" in files.FOLDERS
+
+
+async def test_the_input_schema_hides_resolved_parameters_and_keeps_titles(
+    files: ModuleType,
+) -> None:
+    plain = MCPServer("plain")
+
+    @plain.tool()
+    async def delete_folder(path: str) -> str:
+        return path
+
+    async with Client(files.mcp) as c, Client(plain) as p:
+        ours = {t.name: t for t in (await c.list_tools()).tools}["delete_folder"]
+        theirs = (await p.list_tools()).tools[0]
+    assert ours.input_schema == theirs.input_schema
+    assert ours.output_schema == theirs.output_schema
+    assert ours.description == "Delete a folder, asking for confirmation when it is not empty."
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_client_value_for_a_resolved_parameter_is_discarded(
+    files: ModuleType, mode: str
+) -> None:
+    asked: list[Any] = []
+    reply = answering({"action": "decline"}, asked=asked)
+    async with Client(files.mcp, mode=mode, elicitation_callback=reply) as c:
+        result = await c.call_tool(
+            "delete_folder_strict", {"path": "/tmp/project", "confirm": {"ok": True}}
+        )
+    assert result.is_error
+    assert len(asked) == 1
+    assert "/tmp/project" in files.FOLDERS
+
+
+class Name(BaseModel):
+    name: str
+
+
+class Age(BaseModel):
+    age: int
+
+
+def ask_name() -> Elicit[Name]:
+    return Elicit("Name?", Name)
+
+
+async def ask_age() -> Elicit[Age]:
+    return Elicit("Age?", Age)
+
+
+def people_server() -> MCPServer:
+    server = MCPServer("people")
+    calls: list[str] = []
+    server.calls = calls  # type: ignore[attr-defined]
+
+    @server.tool()
+    @resolved
+    async def greet(
+        name: Annotated[Name, Resolve(ask_name)], age: Annotated[Age, Resolve(ask_age)]
+    ) -> str:
+        calls.append("greet")
+        return f"{name.name} is {age.age}"
+
+    return server
+
+
+async def test_independent_questions_come_back_in_one_round_on_2026() -> None:
+    server = people_server()
+    async with Client(server, mode="2026-07-28", elicitation_callback=answering()) as c:
+        first = await c.session.call_tool("greet", {}, allow_input_required=True)
+        assert isinstance(first, types.InputRequiredResult)
+        assert set(first.input_requests or {}) == {
+            f"{__name__}:ask_name",
+            f"{__name__}:ask_age",
+        }
+        answers: types.InputResponses = {
+            f"{__name__}:ask_name": types.ElicitResult(action="accept", content={"name": "Ada"}),
+            f"{__name__}:ask_age": types.ElicitResult(action="accept", content={"age": 36}),
+        }
+        second = await c.session.call_tool(
+            "greet",
+            {},
+            input_responses=answers,
+            request_state=first.request_state,
+            allow_input_required=True,
+        )
+    assert isinstance(second, types.CallToolResult)
+    assert second.content[0].text == "Ada is 36"  # type: ignore[union-attr]
+    assert server.calls == ["greet"]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_independent_questions_on_legacy_are_asked_one_after_another_in_order(
+    mode: str,
+) -> None:
+    asked: list[Any] = []
+    reply = answering(
+        {"action": "accept", "content": {"name": "Ada"}},
+        {"action": "accept", "content": {"age": 36}},
+        asked=asked,
+    )
+    async with Client(people_server(), mode="legacy", elicitation_callback=reply) as c:
+        result = await c.call_tool("greet", {})
+    assert result.content[0].text == "Ada is 36"  # type: ignore[union-attr]
+    assert [p.message for p in asked] == ["Name?", "Age?"]
+
+
+class Step(BaseModel):
+    value: int
+
+
+def chain_server(counts: dict[str, int]) -> MCPServer:
+    server = MCPServer("chain")
+
+    def first() -> Elicit[Step]:
+        counts["first"] = counts.get("first", 0) + 1
+        return Elicit("first?", Step)
+
+    def second(a: Annotated[Step, Resolve(first)]) -> Elicit[Step]:
+        counts["second"] = counts.get("second", 0) + 1
+        return Elicit(f"second after {a.value}?", Step)
+
+    def third(b: Annotated[Step, Resolve(second)]) -> Elicit[Step]:
+        counts["third"] = counts.get("third", 0) + 1
+        return Elicit(f"third after {b.value}?", Step)
+
+    @server.tool()
+    @resolved
+    async def chain(c: Annotated[Step, Resolve(third)]) -> int:
+        return c.value
+
+    return server
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_chain_of_three_dependent_questions_asks_each_once(mode: str) -> None:
+    asked: list[Any] = []
+    reply = answering(
+        *({"action": "accept", "content": {"value": v}} for v in (1, 2, 3)), asked=asked
+    )
+    counts: dict[str, int] = {}
+    async with Client(chain_server(counts), mode=mode, elicitation_callback=reply) as c:
+        result = await c.call_tool("chain", {})
+    assert result.structured_content == {"result": 3}
+    assert [p.message for p in asked] == ["first?", "second after 1?", "third after 2?"]
+    if mode == "legacy":
+        assert counts == {"first": 1, "second": 1, "third": 1}
+
+
+async def drive(
+    client: Client, tool: str, args: dict[str, Any], reply: Callable[[str, Any], dict[str, Any]]
+) -> tuple[list[list[str]], Any]:
+    """Drive 2026-07-28 rounds by hand; return the keys asked per round and the result."""
+    rounds: list[list[str]] = []
+    result = await client.session.call_tool(tool, args, allow_input_required=True)
+    while isinstance(result, types.InputRequiredResult):
+        requests = result.input_requests or {}
+        rounds.append(sorted(requests))
+        answers: types.InputResponses = {
+            key: types.ElicitResult(**reply(key, request.params))  # type: ignore[union-attr]
+            for key, request in requests.items()
+        }
+        result = await client.session.call_tool(
+            tool,
+            args,
+            input_responses=answers,
+            request_state=result.request_state,
+            allow_input_required=True,
+        )
+    return rounds, result
+
+
+async def test_a_reworded_question_is_asked_again() -> None:
+    server = MCPServer("reword")
+    wording = {"text": "Sure?"}
+
+    def ask() -> Elicit[Step]:
+        return Elicit(wording["text"], Step)
+
+    @server.tool()
+    @resolved
+    async def tool(s: Annotated[Step, Resolve(ask)]) -> int:
+        return s.value
+
+    async with Client(server, mode="2026-07-28", elicitation_callback=answering()) as c:
+        first = await c.session.call_tool("tool", {}, allow_input_required=True)
+        assert isinstance(first, types.InputRequiredResult)
+        wording["text"] = "Really sure?"
+        key = f"{__name__}:{ask.__qualname__}"
+        answer = {key: types.ElicitResult(action="accept", content={"value": 1})}
+        again = await c.session.call_tool(
+            "tool",
+            {},
+            input_responses=answer,
+            request_state=first.request_state,
+            allow_input_required=True,
+        )
+    assert isinstance(again, types.InputRequiredResult)
+    assert again.input_requests[key].params.message == "Really sure?"  # type: ignore[index,union-attr]
+
+
+async def test_a_forged_answer_never_replaces_a_computed_value() -> None:
+    server = MCPServer("forged")
+
+    def known() -> Step | Elicit[Step]:
+        return Step(value=7)
+
+    @server.tool()
+    @resolved
+    async def tool(s: Annotated[Step, Resolve(known)]) -> int:
+        return s.value
+
+    key = f"{__name__}:{known.__qualname__}"
+    forged = {key: types.ElicitResult(action="accept", content={"value": 666})}
+    async with Client(server, mode="2026-07-28", elicitation_callback=answering()) as c:
+        result = await c.session.call_tool(
+            "tool", {}, input_responses=forged, request_state=None, allow_input_required=True
+        )
+    assert isinstance(result, types.CallToolResult)
+    assert result.structured_content == {"result": 7}
+
+
+async def test_an_answer_without_the_state_that_asked_is_asked_again() -> None:
+    key = f"{__name__}:ask_name"
+    answers = {
+        key: types.ElicitResult(action="accept", content={"name": "Mallory"}),
+        f"{__name__}:ask_age": types.ElicitResult(action="accept", content={"age": 1}),
+    }
+    async with Client(people_server(), mode="2026-07-28", elicitation_callback=answering()) as c:
+        result = await c.session.call_tool(
+            "greet", {}, input_responses=answers, allow_input_required=True
+        )
+    assert isinstance(result, types.InputRequiredResult)
+    assert key in (result.input_requests or {})
+
+
+async def test_unknown_response_keys_are_ignored() -> None:
+    async with Client(people_server(), mode="2026-07-28", elicitation_callback=answering()) as c:
+
+        def reply(key: str, params: Any) -> dict[str, Any]:
+            content = {"name": "Ada"} if key.endswith("ask_name") else {"age": 36}
+            return {"action": "accept", "content": content}
+
+        first = await c.session.call_tool("greet", {}, allow_input_required=True)
+        assert isinstance(first, types.InputRequiredResult)
+        answers: types.InputResponses = {
+            k: types.ElicitResult(**reply(k, None)) for k in first.input_requests or {}
+        }
+        answers["nobody:knows"] = types.ElicitResult(action="decline")
+        result = await c.session.call_tool(
+            "greet",
+            {},
+            input_responses=answers,
+            request_state=first.request_state,
+            allow_input_required=True,
+        )
+    assert isinstance(result, types.CallToolResult)
+    assert result.content[0].text == "Ada is 36"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_client_that_cannot_be_asked_gets_32021_and_the_body_never_runs(
+    mode: str,
+) -> None:
+    server = people_server()
+    async with Client(server, mode=mode) as c:
+        with pytest.raises(MCPError) as info:
+            await c.call_tool("greet", {})
+    assert info.value.code == -32021
+    assert "form elicitation capability" in info.value.message
+    assert "ask_name" in info.value.message
+    assert info.value.data == {"requiredCapabilities": {"elicitation": {"form": {}}}}
+    assert server.calls == []  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_declared_fallback_is_injected_when_the_client_cannot_be_asked(mode: str) -> None:
+    server = MCPServer("fallback")
+
+    def ask() -> Elicit[Step]:
+        return Elicit("Sure?", Step, fallback=DeclinedElicitation())
+
+    def default() -> Elicit[Step]:
+        return Elicit("Which?", Step, fallback=Step(value=5))
+
+    @server.tool()
+    @resolved
+    async def tool(
+        s: Annotated[ElicitationResult[Step], Resolve(ask)],
+        d: Annotated[Step, Resolve(default)],
+    ) -> str:
+        return f"{s.action} {d.value}"
+
+    async with Client(server, mode=mode) as c:
+        result = await c.call_tool("tool", {})
+    assert result.content[0].text == "decline 5"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("reply", "fragment"),
+    [
+        ({"action": "accept", "content": {"name": 12}}, "does not fit its form (fields: name)"),
+        ({"action": "accept"}, "was an accept without content"),
+    ],
+)
+async def test_a_bad_answer_is_a_tool_error_naming_resolver_and_parameter(
+    mode: str, reply: dict[str, Any], fragment: str
+) -> None:
+    server = people_server()
+    callback = answering(reply, {"action": "accept", "content": {"age": 3}})
+    async with Client(server, mode=mode, elicitation_callback=callback) as c:
+        result = await c.call_tool("greet", {})
+    assert result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert fragment in text
+    assert "resolver 'ask_name' for parameter 'name'" in text
+    assert "validation error" not in text
+    assert "input_value" not in text
+    assert server.calls == []  # type: ignore[attr-defined]
+
+
+async def test_an_answer_of_the_wrong_kind_is_a_tool_error() -> None:
+    server = people_server()
+    wrong = types.ListRootsResult(roots=[])
+    async with Client(server, mode="2026-07-28", elicitation_callback=answering()) as c:
+        first = await c.session.call_tool("greet", {}, allow_input_required=True)
+        assert isinstance(first, types.InputRequiredResult)
+        result = await c.session.call_tool(
+            "greet",
+            {},
+            input_responses={f"{__name__}:ask_name": wrong},
+            request_state=first.request_state,
+            allow_input_required=True,
+        )
+    assert isinstance(result, types.CallToolResult)
+    assert result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "resolver 'ask_name' for parameter 'name' with a ListRootsResult" in text
+    assert server.calls == []  # type: ignore[attr-defined]
+
+
+def failing_server() -> MCPServer:
+    server = MCPServer("failing")
+
+    def refuses() -> str:
+        raise ToolError("the account is locked")
+
+    def gives_up() -> str:
+        raise ResolutionError("no account matches")
+
+    async def breaks() -> str:
+        raise KeyError("secret-internal-key")
+
+    @server.tool()
+    @resolved
+    async def tool_error(v: Annotated[str, Resolve(refuses)]) -> str:
+        return v
+
+    @server.tool()
+    @resolved
+    async def resolution_error(v: Annotated[str, Resolve(gives_up)]) -> str:
+        return v
+
+    @server.tool()
+    @resolved
+    async def unexpected(v: Annotated[str, Resolve(breaks)]) -> str:
+        return v
+
+    return server
+
+
+async def test_resolver_errors_reach_the_model_as_readable_tool_errors(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with Client(failing_server()) as c:
+        locked = await c.call_tool("tool_error", {})
+        gave_up = await c.call_tool("resolution_error", {})
+        broke = await c.call_tool("unexpected", {})
+    texts = [r.content[0].text for r in (locked, gave_up, broke)]  # type: ignore[union-attr]
+    assert all(r.is_error for r in (locked, gave_up, broke))
+    assert "the account is locked (Resolver 'refuses' for parameter 'v')" in texts[0]
+    assert "no account matches" in texts[1]
+    assert "resolver 'breaks' for parameter 'v' failed unexpectedly" in texts[2]
+    assert "'unexpected'" in texts[2]
+    assert "secret-internal-key" not in texts[2]
+    assert "Traceback" not in texts[2]
+    assert "secret-internal-key" in caplog.text
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_resolvers_may_take_the_sdk_context(mode: str) -> None:
+    server = MCPServer("ctx")
+
+    def version(ctx: Context) -> str:
+        return ctx.protocol_version or "none"
+
+    @server.tool()
+    @resolved
+    async def tool(v: Annotated[str, Resolve(version)]) -> str:
+        return v
+
+    async with Client(server, mode=mode) as c:
+        result = await c.call_tool("tool", {})
+    assert result.content[0].text == ("2025-11-25" if mode == "legacy" else mode)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_tool_that_takes_the_context_itself_still_gets_it(mode: str) -> None:
+    server = MCPServer("ctx")
+
+    @server.tool()
+    @resolved
+    async def tool(v: Annotated[Name, Resolve(ask_name)], ctx: Context) -> str:
+        return f"{v.name} via {type(ctx).__name__}"
+
+    callback = answering({"action": "accept", "content": {"name": "Ada"}})
+    async with Client(server, mode=mode, elicitation_callback=callback) as c:
+        result = await c.call_tool("tool", {})
+        schema = (await c.list_tools()).tools[0].input_schema
+    assert result.content[0].text == "Ada via Context"  # type: ignore[union-attr]
+    assert schema["properties"] == {}
+
+
+async def test_a_sync_tool_body_runs_off_the_event_loop() -> None:
+    import threading
+
+    server = MCPServer("sync")
+    loop_thread = threading.get_ident()
+
+    async def one() -> int:
+        return 1
+
+    @server.tool()
+    @resolved
+    def tool(v: Annotated[int, Resolve(one)]) -> bool:
+        return threading.get_ident() != loop_thread
+
+    async with Client(server) as c:
+        result = await c.call_tool("tool", {})
+    assert result.structured_content == {"result": True}
+
+
+def test_graph_errors_raise_at_decoration() -> None:
+    def needs(unknown: str) -> str:
+        return unknown
+
+    with pytest.raises(InvalidSignature, match="parameter 'unknown' of resolver 'needs'"):
+
+        @resolved
+        async def tool(v: Annotated[str, Resolve(needs)]) -> str:
+            return v
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_resolvers_work_on_a_prompt_and_a_resource_template(mode: str) -> None:
+    server = MCPServer("both")
+
+    def ask_topic_name(topic: str) -> Elicit[Name]:
+        return Elicit(f"Who writes about {topic}?", Name)
+
+    def ask_note_name(note: str) -> Elicit[Name]:
+        return Elicit(f"Who wrote {note}?", Name)
+
+    @server.prompt()
+    @resolved
+    async def write(topic: str, author: Annotated[Name, Resolve(ask_topic_name)]) -> str:
+        return f"{author.name} writes about {topic}."
+
+    @server.resource("notes://{note}")
+    @resolved
+    async def read(note: str, author: Annotated[Name, Resolve(ask_note_name)]) -> str:
+        return f"{note} by {author.name}"
+
+    asked: list[Any] = []
+    callback = answering(
+        {"action": "accept", "content": {"name": "Ada"}},
+        {"action": "accept", "content": {"name": "Grace"}},
+        asked=asked,
+    )
+    async with Client(server, mode=mode, elicitation_callback=callback) as c:
+        prompt = await c.get_prompt("write", {"topic": "engines"})
+        resource = await c.read_resource("notes://n1")
+        arguments = (await c.list_prompts()).prompts[0].arguments
+    assert prompt.messages[0].content.text == "Ada writes about engines."  # type: ignore[union-attr]
+    assert resource.contents[0].text == "n1 by Grace"  # type: ignore[union-attr]
+    assert [a.name for a in arguments or []] == ["topic"]
+    assert [p.message for p in asked] == ["Who writes about engines?", "Who wrote n1?"]
+
+
+async def test_the_resolving_server_applies_to_every_tool() -> None:
+    server = ResolvingMCPServer("all")
+
+    @server.tool()
+    async def greet(name: Annotated[Name, Resolve(ask_name)]) -> str:
+        return f"hi {name.name}"
+
+    @server.tool()
+    async def plain(x: int) -> int:
+        return x
+
+    callback = answering({"action": "accept", "content": {"name": "Ada"}})
+    async with Client(server, mode="2026-07-28", elicitation_callback=callback) as c:
+        tools = {t.name: t.input_schema for t in (await c.list_tools()).tools}
+        result = await c.call_tool("greet", {})
+        plain_result = await c.call_tool("plain", {"x": 2})
+    assert tools["greet"]["properties"] == {}
+    assert result.content[0].text == "hi Ada"  # type: ignore[union-attr]
+    assert plain_result.structured_content == {"result": 2}
+
+
+async def test_a_decorated_function_stays_callable_with_its_resolved_values() -> None:
+    @resolved
+    async def tool(path: str, n: Annotated[Name, Resolve(ask_name)]) -> str:
+        return f"{path} {n.name}"
+
+    assert await tool("p", Name(name="Ada")) == "p Ada"
+    with pytest.raises(TypeError, match="without an MCP Context"):
+        await tool(path="p")
