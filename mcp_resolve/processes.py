@@ -1,0 +1,62 @@
+"""Example servers as real subprocesses on 127.0.0.1, for the demo and end-to-end tests."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def example_path(name: str) -> Path:
+    path = EXAMPLES / f"{name}.py"
+    if not path.exists():
+        raise FileNotFoundError(
+            f"example {name!r} not found at {path}; run from a checkout of mcp_resolve"
+        )
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def http_server(name: str, *, stateless: bool = False, timeout: float = 20.0) -> Iterator[str]:
+    """Run `examples/<name>.py --http 127.0.0.1:PORT`; yield its `/mcp` URL; stop it after."""
+    port = free_port()
+    args = [sys.executable, str(example_path(name)), "--http", f"127.0.0.1:{port}"]
+    if stateless:
+        args.append("--stateless")
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                error = process.stderr.read().decode(errors="replace") if process.stderr else ""
+                raise RuntimeError(f"example {name!r} exited early:\n{error[-2000:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"example {name!r} did not listen on {port}") from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stderr:
+            process.stderr.close()
