@@ -1,65 +1,147 @@
-"""The README's demo: the seed's delete_folder story, answered four ways, on the engine."""
+"""The README's demo: the seed's stories against real example servers, on every transport.
+
+Starts `examples/files.py`, `examples/bistro.py` and `examples/order_book.py` as real
+subprocesses and drives them with the official SDK's `Client`, over stdio and over
+Streamable HTTP on 127.0.0.1, on a legacy connection and on a 2026-07-28 one, printing
+every question and the answer given. `--interactive` lets a person answer instead.
+
+    python -m mcp_resolve.demo [--interactive] [--transport stdio|http] [--mode legacy|2026-07-28]
+"""
 
 from __future__ import annotations
 
-import importlib.util
+import argparse
+import contextlib
 import sys
-from pathlib import Path
-from typing import Any
+from collections.abc import AsyncIterator
+from typing import Any, Literal
 
 import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+from mcp.client import ClientRequestContext
+from mcp.client.session import ElicitationFnT
+from mcp.shared.exceptions import MCPError
 
-from .engine import Resolved, Suspended
-from .graph import ResolverGraph
-from .questions import Answer
+from .processes import example_path, http_server
+from .terminal import Dismissed, fill_form
 
-_ANSWERS: list[tuple[str, Answer]] = [
-    ("accept {ok: true}", Answer("accept", {"ok": True})),
-    ("accept {ok: false}", Answer("accept", {"ok": False})),
-    ("decline", Answer("decline")),
-    ("cancel", Answer("cancel")),
-]
+Story = tuple[str, str, dict[str, Any]]
 
+# (server, tool, arguments): the seed's "Try it", then the rest of its stories.
+STORIES: dict[str, list[Story]] = {
+    "legacy": [
+        ("files", "delete_folder", {"path": "/tmp/project"}),
+        ("bistro", "book_table", {"date": "2025-12-25", "party_size": 2}),
+        ("bistro", "pay_deposit", {"booking_id": "b42"}),
+        ("order_book", "order_book", {"isbn": "978-0-00-000000-2"}),
+    ],
+    "2026-07-28": [
+        ("files", "delete_folder", {"path": "/tmp/project"}),
+        ("bistro", "book_table_anywhere", {"date": "2025-12-25", "party_size": 2}),
+        ("bistro", "pay_deposit", {"booking_id": "b42"}),
+        ("order_book", "order_book", {"isbn": "978-0-00-000000-2"}),
+    ],
+}
 
-def _load_example() -> Any:
-    path = Path(__file__).resolve().parent.parent / "examples" / "files_core.py"
-    spec = importlib.util.spec_from_file_location("files_core", path)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"cannot find the example at {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-async def _call(module: Any, path: str, answer: Answer | None) -> str:
-    tool = module.delete_folder
-    graph = ResolverGraph.from_function(tool)
-    async with graph.start({"path": path}) as resolution:
-        outcome = await resolution.resolve()
-        while isinstance(outcome, Suspended):
-            for question in outcome.questions:
-                print(f"  asks:    {question.request.message}")
-                print(f"  schema:  {question.rendered()['requestedSchema']}")
-            if answer is None:
-                raise SystemExit("the demo has no answer for this question")
-            outcome = await resolution.resolve({q.key: answer for q in outcome.questions})
-        if not isinstance(outcome, Resolved):  # pragma: no cover - the loop above ensures it
-            raise SystemExit("the call did not resolve")
-        result: str = await tool(path, **outcome.values)
-        return result
+SCRIPTED = {"No tables for": {"accept_alternative": True, "date": "2025-12-27"}}
 
 
-async def main() -> None:
-    print("delete_folder('/tmp/empty'): the resolver knows the answer, nothing is asked")
-    module = _load_example()
-    print(f"  result:  {await _call(module, '/tmp/empty', None)}\n")
-    for label, answer in _ANSWERS:
-        module = _load_example()  # a fresh folder list for each story
-        print(f"delete_folder('/tmp/project'), the user answers {label}")
-        result = await _call(module, "/tmp/project", answer)
-        print(f"  answer:  {label}\n  result:  {result}\n")
+def scripted_content(message: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """What the scripted user types: the seed's answer where it has one, else a plain yes."""
+    for prefix, answer in SCRIPTED.items():
+        if message.startswith(prefix):
+            return answer
+    content: dict[str, Any] = {}
+    for name, prop in schema.get("properties", {}).items():
+        if "default" in prop:
+            content[name] = prop["default"]
+        elif prop.get("type") == "boolean":
+            content[name] = True
+        elif "enum" in prop:
+            content[name] = prop["enum"][0]
+        elif prop.get("type") in ("integer", "number"):
+            content[name] = prop.get("minimum", 1)
+        elif name in schema.get("required", ()):
+            content[name] = "yes"
+    return content
+
+
+def make_callback(interactive: bool) -> ElicitationFnT:
+    async def callback(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        if isinstance(params, types.ElicitRequestURLParams):
+            print(f"    ? {params.message}")
+            print(f"      Open this link to continue: {params.url}")
+            action: Literal["accept", "decline"] = "accept"
+            if interactive:
+                raw = await anyio.to_thread.run_sync(input, "      Open it? [yes/no]: ")
+                action = "accept" if raw.strip().lower() in ("y", "yes") else "decline"
+            print(f"    > {action}")
+            return types.ElicitResult(action=action)
+        print(f"    ? {params.message}")
+        schema = params.requested_schema
+        if interactive:
+            try:
+                content = await anyio.to_thread.run_sync(fill_form, schema)
+            except Dismissed as dismissed:
+                print(f"    > {dismissed.action}")
+                return types.ElicitResult(action=dismissed.action)  # type: ignore[arg-type]
+        else:
+            content = scripted_content(params.message, schema)
+        print(f"    > accept {content}")
+        return types.ElicitResult(action="accept", content=content)
+
+    return callback
+
+
+@contextlib.asynccontextmanager
+async def connect(
+    server: str, transport: str, mode: str, interactive: bool
+) -> AsyncIterator[Client]:
+    callback = make_callback(interactive)
+    if transport == "stdio":
+        params = StdioServerParameters(command=sys.executable, args=[str(example_path(server))])
+        async with Client(params, mode=mode, elicitation_callback=callback) as client:
+            yield client
+        return
+    with http_server(server) as url:
+        async with Client(url, mode=mode, elicitation_callback=callback) as client:
+            yield client
+
+
+async def run(transports: list[str], modes: list[str], interactive: bool) -> None:
+    for transport in transports:
+        for mode in modes:
+            print(f"\n== {transport}, {mode} " + "=" * 40)
+            stories = STORIES[mode]
+            for server in dict.fromkeys(name for name, _, _ in stories):
+                async with connect(server, transport, mode, interactive) as client:
+                    for name, tool, arguments in stories:
+                        if name != server:
+                            continue
+                        print(f"  {tool}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})")
+                        try:
+                            result = await client.call_tool(tool, arguments)
+                        except MCPError as error:
+                            print(f"    ! {error.message}")
+                            continue
+                        text = " ".join(getattr(c, "text", "") for c in result.content)
+                        print(f"    = {'error: ' if result.is_error else ''}{text}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--interactive", action="store_true", help="answer the questions yourself")
+    parser.add_argument("--transport", choices=["stdio", "http"], action="append")
+    parser.add_argument("--mode", choices=["legacy", "2026-07-28"], action="append")
+    options = parser.parse_args(argv)
+    transports = options.transport or ["stdio", "http"]
+    modes = options.mode or ["legacy", "2026-07-28"]
+    anyio.run(run, transports, modes, options.interactive)
 
 
 if __name__ == "__main__":
-    anyio.run(main)
-    sys.exit(0)
+    main()
