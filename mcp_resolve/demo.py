@@ -35,13 +35,13 @@ STORIES: dict[str, list[Story]] = {
         ("files", "delete_folder", {"path": "/tmp/project"}),
         ("bistro", "book_table", {"date": "2025-12-25", "party_size": 2}),
         ("bistro", "pay_deposit", {"booking_id": "b42"}),
-        ("order_book", "order_book", {"isbn": "978-0-00-000000-2"}),
+        ("order_book", "order_book", {"isbn": "978-0199535569"}),
     ],
     "2026-07-28": [
         ("files", "delete_folder", {"path": "/tmp/project"}),
         ("bistro", "book_table_anywhere", {"date": "2025-12-25", "party_size": 2}),
         ("bistro", "pay_deposit", {"booking_id": "b42"}),
-        ("order_book", "order_book", {"isbn": "978-0-00-000000-2"}),
+        ("order_book", "order_book", {"isbn": "978-0199535569"}),
     ],
 }
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from mcp_resolve import Answer, Resolved, ResolverGraph, Suspended, demo
+from mcp_resolve import Answer, Resolved, ResolverGraph, Suspended
 
 pytestmark = pytest.mark.anyio
 
@@ -68,17 +68,3 @@ async def test_each_answer_reaches_the_body_as_its_outcome(
     assert isinstance(first, Suspended)
     assert result == expected
     assert ("/tmp/project" in files.FOLDERS) is (expected != "deleted /tmp/project")
-
-
-async def test_the_demo_tells_the_whole_story(capsys: pytest.CaptureFixture[str]) -> None:
-    await demo.main()
-    out = capsys.readouterr().out
-    assert out.count("asks:    /tmp/project has 2 file(s). Delete anyway?") == 4
-    for text in (
-        "result:  deleted /tmp/empty",
-        "result:  deleted /tmp/project",
-        "result:  kept the folder",
-        "result:  declined: folder not deleted",
-        "result:  cancelled: folder not deleted",
-    ):
-        assert text in out
