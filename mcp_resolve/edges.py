@@ -89,14 +89,19 @@ def value_converter(annotation: Any) -> Convert | None:
 def outcome_members(annotation: Any) -> tuple[frozenset[type], Any] | None:
     """Whether `annotation` asks for outcomes: (the outcome classes allowed, the data type).
 
-    Returns None for an ordinary value annotation. Raises ValueError for a union that
-    mixes outcome classes with other types, which no value could satisfy consistently.
+    Returns None for an ordinary value annotation. `None` may be among the members (a
+    resolver returning None means "nothing to ask about"), in which case `type(None)` is
+    in the allowed set. Raises ValueError for a union that mixes outcome classes with other
+    types, which no value could satisfy consistently.
     """
     members = union_members(annotation) or (annotation,)
     allowed: set[type] = set()
     data: Any = Any
     others = []
     for member in members:
+        if member is type(None):
+            allowed.add(member)
+            continue
         origin = get_origin(member) or member
         if origin is Annotated:
             origin = get_origin(get_args(member)[0]) or get_args(member)[0]
@@ -106,7 +111,7 @@ def outcome_members(annotation: Any) -> tuple[frozenset[type], Any] | None:
                 data = get_args(member)[0]
         else:
             others.append(member)
-    if not allowed:
+    if not allowed - {type(None)}:
         return None
     if others:
         raise ValueError(
@@ -168,6 +173,8 @@ def _unwrapping(convert: Convert | None) -> Convert:
 def _wrapping(allowed: frozenset[type], convert: Convert | None) -> Convert:
     def wrap(value: Any) -> Any:
         kind = type(value)
+        if value is None and kind in allowed:
+            return None
         if kind not in OUTCOME_TYPES:
             # A resolver that knew the answer without asking: the consumer sees an accept.
             if AcceptedElicitation not in allowed:

@@ -23,6 +23,4 @@ def serve(server: Any, argv: list[str] | None = None) -> None:
     host, _, port = options.http.rpartition(":")
     if not host or not port.isdigit():
         parser.error("--http takes HOST:PORT, for example 127.0.0.1:8000")
-    server.run(
-        "streamable-http", host=host, port=int(port), stateless_http=options.stateless
-    )
+    server.run("streamable-http", host=host, port=int(port), stateless_http=options.stateless)

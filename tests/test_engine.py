@@ -521,3 +521,13 @@ async def test_a_constrained_annotation_is_always_validated() -> None:
 
     with pytest.raises(ResolutionError, match="could not resolve: expected"):
         await run(tool, {})
+
+
+async def test_an_outcome_annotation_may_admit_none_for_nothing_to_ask() -> None:
+    def maybe(ask: bool = False) -> Elicit[Confirm] | None:
+        return Elicit("Sure?", Confirm) if ask else None
+
+    async def tool(c: Annotated[ElicitationResult[Confirm] | None, Resolve(maybe)]) -> Any:
+        return c
+
+    assert await run(tool, {}) is None

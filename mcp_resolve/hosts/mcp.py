@@ -210,10 +210,12 @@ class _Host:
         )
         if isinstance(request, ElicitURL) and request.wait and answer.action == "accept":
             eid = wire.elicitation_id(question)
-            done = await completion.wait_for_completion(
+            if completion.take_completed(eid):
+                # Finished before we began to wait: the client still deserves the notice.
+                await _notify(ctx.session, eid, related)
+            elif not await completion.wait_for_completion(
                 eid, request.timeout, session=ctx.session, request_id=related
-            )
-            if not done:
+            ):
                 raise ResolutionError(
                     f"The step at {request.url} for parameter {question.parameter!r} was not "
                     f"completed within {request.timeout:g} s (tool {self.tool!r}, resolver "
@@ -333,15 +335,20 @@ async def complete(target: Context | MCPServer | None, elicitation_id: str) -> N
     if isinstance(target, Context) and not any(s is target.session for s, _ in sessions):
         sessions.append((target.session, None))
     for session, related in sessions:
-        version = getattr(session, "protocol_version", None)
-        if version is not None and is_version_at_least(version, MODERN):
-            continue  # 2026-07-28 clients learn by retrying; there is no notification to send
-        if not getattr(session, "can_send_request", False):
-            continue
-        try:
-            await session.send_elicit_complete(elicitation_id, related_request_id=related)
-        except Exception:  # a client that went away must not fail the caller
-            logger.info("Could not notify a client that %r completed", elicitation_id)
+        await _notify(session, elicitation_id, related)
+
+
+async def _notify(session: Any, elicitation_id: str, related: Any) -> None:
+    """Send `notifications/elicitation/complete` where the connection has a way back."""
+    version = getattr(session, "protocol_version", None)
+    if version is not None and is_version_at_least(version, MODERN):
+        return  # 2026-07-28 clients learn by retrying; there is no notification to send
+    if not getattr(session, "can_send_request", False):
+        return
+    try:
+        await session.send_elicit_complete(elicitation_id, related_request_id=related)
+    except Exception:  # a client that went away must not fail the caller
+        logger.info("Could not notify a client that %r completed", elicitation_id)
 
 
 class ResolvingMCPServer(MCPServer):

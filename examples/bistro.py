@@ -1,0 +1,188 @@
+"""The seed's Bistro: booking a table (form questions) and paying a deposit (URL questions).
+
+- `book_table` is the seed's tool as written: it asks from inside its body with
+  `ctx.elicit`, which only a legacy connection can carry.
+- `book_table_anywhere` asks the same question with a resolver, on either protocol generation.
+- `pay_deposit` sends the user to a payment page; `confirm_deposit` is the payment
+  provider's report (a webhook, shown as a tool) that the payment went through.
+- `pay_deposit_and_wait` does not return until the deposit is really paid.
+
+Run over stdio with `python examples/bistro.py`, or over Streamable HTTP with
+`python examples/bistro.py --http 127.0.0.1:8000` (endpoint `/mcp`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from pydantic import BaseModel, Field
+
+from mcp_resolve import (
+    AcceptedElicitation,
+    Elicit,
+    ElicitationResult,
+    ElicitURL,
+    Resolve,
+    UrlElicitationResult,
+)
+from mcp_resolve.examples import serve
+from mcp_resolve.mcp import complete, resolved
+
+mcp = MCPServer("Bistro")
+
+FULLY_BOOKED: frozenset[str] = frozenset({"2025-12-25"})
+PAID: set[str] = set()  # booking ids whose deposit the payment provider reported
+
+
+class AlternativeDate(BaseModel):
+    accept_alternative: bool = Field(description="Try another date?")
+    date: str = Field(default="2025-12-26", description="Alternative date (YYYY-MM-DD)")
+
+
+class Receipt(BaseModel):
+    booking_id: str
+    amount_eur: int = 20
+
+
+def reserve(date: str, party_size: int) -> str | None:
+    """The booking logic every tool shares: a confirmation, or None when the date is full."""
+    if date in FULLY_BOOKED:
+        return None
+    return f"Booked a table for {party_size} on {date}."
+
+
+def no_tables(date: str, party_size: int) -> str:
+    return f"No tables for {party_size} on {date}. Would you like to try another date?"
+
+
+# -- asking from inside the tool (legacy connections only) ----------------------------------
+
+
+@mcp.tool()
+@resolved
+async def book_table(date: str, party_size: int, ctx: Context) -> str:
+    """Book a table at the bistro.
+
+    Asks from inside the body (`ctx.elicit`), a request from server to client that only a
+    legacy connection (protocol 2025-11-25 or earlier) can carry; on a 2026-07-28
+    connection the SDK raises NoBackChannelError there. `book_table_anywhere` asks the
+    same question through a resolver and works on both.
+    """
+    booked = reserve(date, party_size)
+    if booked is not None:
+        return booked
+
+    result = await ctx.elicit(message=no_tables(date, party_size), schema=AlternativeDate)
+    if result.action == "accept" and result.data.accept_alternative:
+        # `@resolved` leaves a function without resolved parameters callable as it was.
+        return await book_table(result.data.date, party_size, ctx)
+    return "No booking made."
+
+
+# -- asking with a resolver (every connection) ----------------------------------------------
+
+
+async def ask_alternative(date: str, party_size: int) -> AlternativeDate | Elicit[AlternativeDate]:
+    """Resolver: offer another date only when the one asked for is fully booked.
+
+    When there is a table there is nothing to ask, so the resolver answers for the user:
+    no alternative wanted, the date stays as asked.
+    """
+    if reserve(date, party_size) is not None:
+        return AlternativeDate(accept_alternative=False, date=date)
+    return Elicit(no_tables(date, party_size), AlternativeDate)
+
+
+@mcp.tool()
+@resolved
+async def book_table_anywhere(
+    date: str,
+    party_size: int,
+    alternative: Annotated[ElicitationResult[AlternativeDate], Resolve(ask_alternative)],
+) -> str:
+    """Book a table at the bistro, offering another date when the one asked for is full."""
+    booked = reserve(date, party_size)
+    if booked is not None:
+        return booked
+    match alternative:
+        case AcceptedElicitation(data=AlternativeDate(accept_alternative=True, date=other)):
+            # The answer is input like any other: it goes through the same booking logic.
+            booked = reserve(other, party_size)
+            if booked is not None:
+                return booked
+            return f"No tables for {party_size} on {other} either. No booking made."
+        case _:
+            return "No booking made."
+
+
+# -- sending the user to a URL --------------------------------------------------------------
+
+
+def deposit_url(booking_id: str) -> str:
+    return f"https://pay.example.com/deposit/{booking_id}"
+
+
+async def ask_for_deposit(booking_id: str) -> ElicitURL:
+    """Resolver: send the user to the payment page; no card number ever passes through MCP."""
+    return ElicitURL(
+        "A 20 EUR deposit confirms your booking.",
+        deposit_url(booking_id),
+        elicitation_id=f"deposit-{booking_id}",
+    )
+
+
+@mcp.tool()
+@resolved
+async def pay_deposit(
+    booking_id: str, consent: Annotated[UrlElicitationResult, Resolve(ask_for_deposit)]
+) -> str:
+    """Take the deposit that confirms a booking."""
+    # Accepting means the user agreed to open the page, not that the payment is done.
+    if consent.action == "accept":
+        return "Complete the payment in your browser."
+    return "No deposit taken. The booking expires in one hour."
+
+
+@mcp.tool()
+async def confirm_deposit(booking_id: str, ctx: Context) -> str:
+    """Record a payment reported by the payment provider."""
+    PAID.add(booking_id)
+    # Wakes `pay_deposit_and_wait` calls waiting on this payment and tells legacy clients
+    # (notifications/elicitation/complete) that they can stop showing "waiting for payment".
+    await complete(ctx, f"deposit-{booking_id}")
+    return f"Deposit received for booking {booking_id}."
+
+
+async def deposit_receipt(booking_id: str) -> Receipt | ElicitURL:
+    """Resolver: the receipt once the deposit is paid; until then, the payment page.
+
+    With `wait=True` the user's consent is not the answer: on a legacy connection the call
+    waits (30 s at most) for `confirm_deposit`, then this resolver runs again and checks
+    PAID; on 2026-07-28 every retry runs it again, and it asks again until paid.
+    """
+    if booking_id in PAID:
+        return Receipt(booking_id=booking_id)
+    return ElicitURL(
+        "A 20 EUR deposit confirms your booking.",
+        deposit_url(booking_id),
+        elicitation_id=f"deposit-{booking_id}",
+        wait=True,
+        timeout=30,
+    )
+
+
+@mcp.tool()
+@resolved
+async def pay_deposit_and_wait(
+    booking_id: str, receipt: Annotated[ElicitationResult[Receipt], Resolve(deposit_receipt)]
+) -> str:
+    """Take the deposit that confirms a booking, and return only once it is paid."""
+    if isinstance(receipt, AcceptedElicitation):
+        return f"Deposit for {receipt.data.booking_id} is paid."
+    return "No deposit taken. The booking expires in one hour."
+
+
+if __name__ == "__main__":
+    serve(mcp)
