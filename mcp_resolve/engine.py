@@ -41,7 +41,6 @@ from .schema import fields_left_empty_as_none, render_elicitation_schema
 
 if TYPE_CHECKING:
     from .graph import ResolverGraph, Target
-    from .scheduler import Scheduler
 
 _PENDING: Any = object()
 _BLOCKED: Any = object()
@@ -158,7 +157,6 @@ class Resolution:
         "_exits",
         "_graph",
         "_result",
-        "_scheduler",
         "_stuck",
         "_values",
         "failed",
@@ -176,7 +174,6 @@ class Resolution:
         self._result: Resolved | Suspended | None = None
         self._stuck = 0  # how many resolvers asked or are blocked: skips the check when 0
         self._current: Node | tuple[Node, ...] | None = None  # what the walk awaits now
-        self._scheduler: Scheduler | None = None
         self.failed: Node | None = None
         self.used: dict[str, tuple[Question, Answer]] | None = None
 
@@ -197,7 +194,6 @@ class Resolution:
             return self._result
         if answers:
             self._take_answers(answers)
-        self._scheduler = None
         graph = self._graph
         walk = (graph._walk or graph._compile())(self)
         try:
@@ -207,13 +203,35 @@ class Resolution:
         await self._drive(walk, yielded)
         return graph._finish(self)
 
-    async def _await(self, node: Node) -> Any:
-        """Run one async resolver outside the compiled walk (the scheduler's tasks)."""
-        self._current = node
+    def _step(self, node: Node) -> tuple[Any, Any] | None:
+        """Start an async resolver by hand: settle it if it finishes at once, else its step.
+
+        Whether it waited is learned here, for the next calls' plans. Arguments are built
+        before the resolver starts, so a refused argument never blames the resolver.
+        """
+        kwargs = self._kwargs(node)
         try:
-            if node.kind == ASYNC:
-                return await node.fn(**self._kwargs(node))
-            return await self._first(node, node.fn(**self._kwargs(node)))
+            step: Any = node.fn(**kwargs)
+            if node.kind != ASYNC:
+                step = self._first(node, step)
+            yielded = step.send(None)
+        except StopIteration as stop:
+            if node.suspends is None:
+                self._learned(node)
+            self._settle(node, stop.value)
+            return None
+        except BaseException:
+            self._fail(node)
+            raise
+        if node.suspends is not True:
+            node.suspends = True
+            self._graph._walk = None
+        return step, yielded
+
+    async def _wait_step(self, node: Node, step: Any, yielded: Any) -> Any:
+        """Drive a resolver started by `_step` to its end, in the task that started it."""
+        try:
+            return await _resume(step, yielded)
         except BaseException:
             self._fail(node)
             raise
@@ -266,6 +284,7 @@ class Resolution:
         """Run the rest of the graph in one task group, from whatever is ready now."""
         from .scheduler import Scheduler
 
+        self._current = None  # from here on the scheduler learns; the driver must not guess
         values = self._values
         ready = []
         for node in self._graph.nodes:
@@ -277,9 +296,9 @@ class Resolution:
                 ready.append(node.index)
         try:
             async with anyio.create_task_group() as group:
-                self._scheduler = scheduler = Scheduler(self, group)
+                scheduler = Scheduler(self, group)
                 scheduler.prepare(ready)
-                scheduler.spawn(ready)
+                await scheduler.drive(scheduler.start(ready))
         except BaseException as exc:
             raise _first_error(exc) from None
 

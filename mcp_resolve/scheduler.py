@@ -1,22 +1,28 @@
-"""The concurrent remainder of a call: one task group, a task per resolver that must wait.
+"""The concurrent remainder of a call: one task group, a task only for what must wait alongside.
 
 Entered when a level of the walk holds two or more resolvers that wait or may (see
-`compiler`); every resolver from there on starts inside the task group.
-Dependency counts say when a resolver becomes ready; a resolver whose dependency asked an
-unanswered question is marked blocked instead of run, and blocks its own dependents.
+`compiler`). The task group is opened first, then every runner (the group's body, and
+each task) steps ready resolvers by hand: those that finish at once never get a task. The
+first one that really waits is held and driven by that same runner, in the scope it
+started in (a started coroutine must never move to another task: trio and anyio track
+cancel scopes per task); each further ready resolver becomes a task. Dependency counts
+say when a resolver is ready; one whose dependency asked an unanswered question is marked
+blocked instead of run, and blocks its own dependents.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .engine import _PENDING, _resume
-from .nodes import ASYNC, Node
+from .engine import _PENDING
+from .nodes import Node
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
     from .engine import Resolution
+
+Held = tuple[Node, Any, Any]
 
 
 class Scheduler:
@@ -38,29 +44,48 @@ class Scheduler:
                     1 for d in node.deps if values[d] is _PENDING or d in started
                 )
 
-    def spawn(self, indices: list[int]) -> None:
+    def start(self, indices: list[int]) -> Held | None:
+        """Start ready resolvers; return the first that waits, for the caller to drive."""
         resolution = self._resolution
         values = resolution._values
+        queue = sorted(indices, key=self._order)
+        held: Held | None = None
         sync: list[int] = []
-        for index in indices:
+        while queue:
+            index = queue.pop(0)
             node = self._nodes[index]
             if values[index] is not _PENDING:
                 continue
             if resolution._blocked(node):
-                self.spawn(self._release(node))
-            elif node.is_async:
-                self._group.start_soon(self._run_async, node, name=node.name)
-            else:
+                queue.extend(self._release(node))
+            elif not node.is_async:
                 sync.append(index)
+            elif held is None:
+                step = resolution._step(node)
+                if step is None:
+                    queue.extend(self._release(node))
+                    queue.sort(key=self._order)
+                else:
+                    held = (node, *step)
+            else:
+                self._group.start_soon(self._run_task, node, name=node.name)
         if sync:
             self._group.start_soon(self._run_sync, sync)
+        return held
 
-    def done(self, node: Node, result: Any) -> None:
-        self._resolution._settle(node, result)
-        self.spawn(self._release(node))
+    async def drive(self, held: Held | None) -> None:
+        """Drive held resolvers to their end, starting what each releases, until none is held."""
+        resolution = self._resolution
+        while held is not None:
+            node, step, yielded = held
+            result = await resolution._wait_step(node, step, yielded)
+            resolution._settle(node, result)
+            held = self.start(self._release(node))
 
-    def after(self, node: Node) -> None:
-        self.spawn(self._release(node))
+    def _order(self, index: int) -> int:
+        """Resolvers known to finish at once first, unknown next, known to wait last."""
+        suspends = self._nodes[index].suspends
+        return 0 if suspends is False else 1 if suspends is None else 2
 
     def _release(self, node: Node) -> list[int]:
         ready = []
@@ -76,35 +101,14 @@ class Scheduler:
                 waiting[dependent] = count - 1
         return ready
 
-    async def _run_async(self, node: Node) -> None:
-        """Run one resolver in its task, stepping it once by hand to learn whether it waits."""
-        resolution = self._resolution
-        resolution._current = node
-        try:
-            step: Any = node.fn(**resolution._kwargs(node))
-            if node.kind != ASYNC:
-                step = resolution._first(node, step)
-            yielded = step.send(None)
-        except StopIteration as stop:
-            result = stop.value
-            if node.suspends is None:
-                resolution._learned(node)
-        except BaseException:
-            resolution._fail(node)
-            raise
-        else:
-            if node.suspends is not True:
-                node.suspends = True
-                resolution._graph._walk = None
-            try:
-                result = await _resume(step, yielded)
-            except BaseException:
-                resolution._fail(node)
-                raise
-        self.done(node, result)
+    async def _run_task(self, node: Node) -> None:
+        step = self._resolution._step(node)
+        await self.drive((node, *step) if step is not None else self.start(self._release(node)))
 
     async def _run_sync(self, indices: list[int]) -> None:
         nodes = [self._nodes[i] for i in indices]
         await self._resolution._hop(nodes)
+        ready: list[int] = []
         for node in nodes:
-            self.after(node)
+            ready.extend(self._release(node))
+        await self.drive(self.start(ready))
