@@ -1,15 +1,15 @@
 """One call through a graph: resolvers in order, real waits overlapped, questions collected.
 
-Concurrency is paid for only when something really waits. The graph is first walked by
-one plain coroutine that awaits each resolver in turn, and that walk is stepped by hand
-(`send(None)`): when no resolver suspends, the whole call costs one step and no task.
-When the walk does suspend, the driver looks at what else is ready; if nothing is, the
-walk simply continues in the current task. If other resolvers are ready, the call opens
-its single task group: the waiting resolver continues inside the walk, the ready ones
-become tasks, and a small scheduler takes over the rest of the graph. Resolvers seen to
-wait are remembered on their node and walked last in their level, so a level of trivial
-resolvers plus one slow one never needs a task. Sync resolvers that are ready together
-share one worker-thread hop.
+Concurrency is paid for only when something really waits. Each graph's walk is generated
+as straight-line code (`compiler`) from what the engine has learned about its resolvers:
+those known to finish at once are called inline; a level with at most one thing that
+waits awaits it inline too; a level with two or more hands the rest of the graph to the
+scheduler, which opens the call's single task group before any of them starts and still
+steps each by hand, so only resolvers that really wait alongside another get a task. The
+walk itself is stepped by hand (`send(None)`): a call where nothing suspends costs one
+step, and when the walk does wait, the driver notes which resolver waited so that the next
+call plans around it. A started coroutine is never moved into another task or cancel
+scope. Sync resolvers that are ready together share one worker-thread hop.
 """
 
 from __future__ import annotations
