@@ -47,7 +47,7 @@ def compile_walk(graph: ResolverGraph, pending: object) -> Walk:
         "    args = res._args",
         "    ctx = res._context",
     ]
-    for level in graph.levels:
+    for depth, level in enumerate(graph.levels):
         nodes = [graph.nodes[i] for i in level]
         inline = [n for n in nodes if n.is_async and n.suspends is False]
         maybe = [n for n in nodes if n.is_async and n.suspends is not False]
@@ -69,8 +69,13 @@ def compile_walk(graph: ResolverGraph, pending: object) -> Walk:
             lines.append(f"    batch = [n for n in ({', '.join(names)},)")
             lines.append("             if values[n.index] is _PENDING")
             lines.append("             and not (res._stuck and res._blocked(n))]")
+            later = [graph.nodes[i] for lv in graph.levels[depth + 1 :] for i in lv]
+            for node in later:
+                if not node.is_async:
+                    namespace[f"N{node.index}"] = node
+            extend = ", ".join(f"N{n.index}" for n in later if not n.is_async)
             lines.append("    if batch:")
-            lines.append("        await res._hop(batch)")
+            lines.append(f"        await res._hop_walk(batch, ({extend}{',' if extend else ''}))")
     source = "\n".join(lines) + "\n"
     code = compile(source, f"<mcp_resolve walk of {graph.tool}>", "exec")
     exec(code, namespace)

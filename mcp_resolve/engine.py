@@ -497,6 +497,54 @@ class Resolution:
             self.failed = self.failed or calls[len(done)][0]
             raise error
 
+    async def _hop_walk(self, nodes: list[Node], extend: tuple[Node, ...]) -> None:
+        """The walk's thread hop: this level's sync resolvers, then any later sync resolver
+        whose dependencies are all settled by then, all in one hop.
+
+        A chain of sync resolvers (the 3-level graph of five) thus costs one hop, not one
+        per level. Safe to settle from the worker thread: while the walk waits on this hop
+        nothing else touches the resolution.
+        """
+        self._current = tuple(nodes)
+        error = await anyio.to_thread.run_sync(self._run_sync_nodes, nodes, extend)
+        if error is not None:
+            raise error
+
+    def _run_sync_nodes(self, nodes: list[Node], extend: tuple[Node, ...]) -> BaseException | None:
+        values = self._values
+        for node in (*nodes, *extend):
+            if values[node.index] is not _PENDING:
+                continue
+            if node not in nodes and any(
+                values[d] is _PENDING or values[d] is _BLOCKED or type(values[d]) is Question
+                for d in node.deps
+            ):
+                continue
+            try:
+                kwargs = self._kwargs(node)
+            except BaseException as exc:
+                return exc
+            try:
+                result, generator = _call(node, kwargs)
+            except BaseException as exc:
+                self._fail(node)
+                return exc
+            if generator is not None:
+                self._exit_stack().push_sync(generator, node.name)
+            self._settle(node, result)
+        return None
+
+
+def _call(node: Node, kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """Call a sync resolver; for a generator, run it to its `yield` and return it too."""
+    result = node.fn(**kwargs)
+    if node.kind != SYNC_GEN:
+        return result, None
+    try:
+        return next(result), result
+    except StopIteration:
+        raise RuntimeError(f"Generator resolver {node.name!r} did not yield a value") from None
+
 
 def _first_error(exc: BaseException) -> BaseException:
     """anyio wraps task failures in a group; hosts and users want the resolver's own error."""
@@ -508,22 +556,11 @@ def _first_error(exc: BaseException) -> BaseException:
 def _call_all(
     calls: list[tuple[Node, dict[str, Any]]],
 ) -> tuple[list[tuple[Any, Any]], BaseException | None]:
-    """Worker-thread side of a sync hop: call each resolver, stop at the first failure."""
+    """Worker-thread side of a scheduler's sync hop: call each, stop at the first failure."""
     done: list[tuple[Any, Any]] = []
     for node, kwargs in calls:
         try:
-            result = node.fn(**kwargs)
-            if node.kind == SYNC_GEN:
-                generator = result
-                try:
-                    result = next(generator)
-                except StopIteration:
-                    raise RuntimeError(
-                        f"Generator resolver {node.name!r} did not yield a value"
-                    ) from None
-                done.append((result, generator))
-            else:
-                done.append((result, None))
+            done.append(_call(node, kwargs))
         except BaseException as exc:
             return done, exc
     return done, None

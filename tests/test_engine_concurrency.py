@@ -270,7 +270,7 @@ async def test_the_second_call_learns_the_waiting_resolver_and_starts_no_task() 
 
 @both_backends
 @pytest.mark.anyio
-async def test_sync_resolvers_ready_together_share_one_thread_hop_off_the_loop(
+async def test_a_chain_of_sync_resolvers_shares_one_thread_hop_off_the_loop(
     hops: Hops,
 ) -> None:
     hop_of: dict[str, int] = {}
@@ -309,8 +309,9 @@ async def test_sync_resolvers_ready_together_share_one_thread_hop_off_the_loop(
     ) -> None: ...
 
     assert await resolve_values(ResolverGraph.from_function(tool)) == {"t": 6, "d": 2}
-    assert hops.count == 2
-    assert hop_of == {"one": 1, "two": 1, "three": 1, "total": 2, "double": 2}
+    # The second level's sync resolvers depend only on the first's, so they join its hop.
+    assert hops.count == 1
+    assert hop_of == {"one": 1, "two": 1, "three": 1, "total": 1, "double": 1}
     assert threading.get_ident() not in threads
 
 
@@ -483,3 +484,26 @@ async def test_a_declined_question_blames_no_resolver_whether_inline_or_concurre
         with pytest.raises(ResolutionError, match="elicitation was decline"):
             await resolution.resolve({key: Answer("decline")})
     assert resolution.failed is None, "no resolver raised: `failed` must not name one"
+
+
+@pytest.mark.anyio
+async def test_a_sync_resolver_waiting_on_an_async_one_gets_a_later_hop(hops: Hops) -> None:
+    order: list[str] = []
+
+    def first() -> int:
+        order.append("first")
+        return 1
+
+    async def middle(a: Annotated[int, Resolve(first)]) -> int:
+        order.append("middle")
+        return a + 1
+
+    def last(b: Annotated[int, Resolve(middle)], a: Annotated[int, Resolve(first)]) -> int:
+        order.append("last")
+        return a + b
+
+    async def tool(v: Annotated[int, Resolve(last)]) -> None: ...
+
+    assert await resolve_values(ResolverGraph.from_function(tool)) == {"v": 3}
+    assert order == ["first", "middle", "last"]
+    assert hops.count == 2
