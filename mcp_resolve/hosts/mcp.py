@@ -70,6 +70,7 @@ class _Host:
         self.own_ctx = graph.context_parameters[0] if graph.context_parameters else None
         self.ctx_name = self.own_ctx or _CTX
         self.max_rounds = DEFAULT_MAX_ROUNDS
+        self.by_key = {node.key: node for node in graph.nodes}
         self.wrapper = self._make_wrapper()
 
     def _make_wrapper(self) -> Callable[..., Awaitable[Any]]:
@@ -117,8 +118,7 @@ class _Host:
                 "MCP Context to resolve them with"
             )
         arguments = {name: kwargs[name] for name in self.model_names if name in kwargs}
-        version = ctx.protocol_version
-        if version is not None and is_version_at_least(version, MODERN):
+        if _is_modern(ctx.protocol_version):
             return await self._modern(ctx, arguments, kwargs)
         return await self._legacy(ctx, arguments, kwargs)
 
@@ -227,15 +227,18 @@ class _Host:
         return answer
 
     async def _modern(self, ctx: Context, arguments: dict[str, Any], kwargs: dict[str, Any]) -> Any:
-        try:
-            state = RoundState.decode(ctx.request_state)
-        except StateError as exc:
-            logger.info("Tool %r: request state ignored (%s); asking again", self.tool, exc)
-            state = RoundState()
+        state = _FIRST_ROUND
+        if ctx.request_state is not None:
+            try:
+                state = RoundState.decode(ctx.request_state)
+            except StateError as exc:
+                logger.info("Tool %r: request state ignored (%s); asking again", self.tool, exc)
         async with self.graph.start(arguments, ctx) as resolution:
             with self._translated(resolution):
-                responses = self._responses(ctx, state)
-                outcome = await resolution.resolve(state.answers_with(responses))
+                answers = None
+                if state.asked or state.answers:
+                    answers = state.answers_with(self._responses(ctx, state))
+                outcome = await resolution.resolve(answers)
                 while isinstance(outcome, Suspended):
                     fallbacks = self._fallbacks(ctx, outcome.questions)
                     if fallbacks is None:
@@ -249,9 +252,8 @@ class _Host:
 
     def _responses(self, ctx: Context, state: RoundState) -> dict[str, Answer]:
         responses: dict[str, Answer] = {}
-        by_key = {node.key: node for node in self.graph.nodes}
         for key, response in (ctx.input_responses or {}).items():
-            node = by_key.get(key)
+            node = self.by_key.get(key)
             if node is None or key not in state.asked:
                 continue  # unknown keys, and answers without the state that asked, are ignored
             responses[key] = wire.answer_from(
@@ -284,6 +286,20 @@ class _Host:
 
     def _translated(self, resolution: Resolution) -> _Translate:
         return _Translate(self, resolution)
+
+
+_FIRST_ROUND = RoundState()
+_modern_versions: dict[str | None, bool] = {None: False}
+
+
+def _is_modern(version: str | None) -> bool:
+    """Whether a negotiated version returns questions instead of asking mid-call (cached)."""
+    known = _modern_versions.get(version)
+    if known is None:
+        known = is_version_at_least(version, MODERN)  # type: ignore[arg-type]
+        if len(_modern_versions) < 64:
+            _modern_versions[version] = known
+    return known
 
 
 class _Translate:
