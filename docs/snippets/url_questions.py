@@ -1,0 +1,139 @@
+"""URL questions and completion: the Bistro's deposit (examples/bistro.py) on both generations.
+
+Run it with `python docs/snippets/url_questions.py`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import anyio
+import mcp_types as types
+from _examples import load
+from mcp import Client
+from mcp.server import MCPServer
+
+from mcp_resolve import ElicitURL, Resolve, UrlElicitationResult
+from mcp_resolve.mcp import resolved
+
+
+async def open_link(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    """A client's callback for URL questions: show the link, report the user's choice."""
+    assert isinstance(params, types.ElicitRequestURLParams)
+    print(f"Open this link to continue: {params.url}")
+    return types.ElicitResult(action="accept")  # consent to open it, never content
+
+
+async def pay_deposit(mode: str) -> dict[str, Any]:
+    """The user consents to the payment page; the call returns at once."""
+    bistro = load("bistro")
+    asked: list[dict[str, Any]] = []
+
+    async def record(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.model_dump(by_alias=True, exclude_none=True))
+        return await open_link(context, params)
+
+    async with Client(bistro.mcp, mode=mode, elicitation_callback=record) as client:
+        result = await client.call_tool("pay_deposit", {"booking_id": "b1"})
+    return {
+        "asked": asked,
+        "result": result.content[0].text,  # type: ignore[union-attr]
+        "paid": sorted(bistro.PAID),
+    }
+
+
+async def wait_on_legacy() -> dict[str, Any]:
+    """Consent first, payment later: the call holds until `confirm_deposit` runs."""
+    bistro = load("bistro")
+    notified: list[str] = []
+    results: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ElicitCompleteNotification):
+            notified.append(message.params.elicitation_id)
+
+    async with (
+        Client(
+            bistro.mcp, mode="legacy", elicitation_callback=open_link, message_handler=on_message
+        ) as user,
+        Client(bistro.mcp, mode="legacy") as provider,
+    ):
+
+        async def book() -> None:
+            result = await user.call_tool("pay_deposit_and_wait", {"booking_id": "b2"})
+            results.append(result.content[0].text)  # type: ignore[union-attr]
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(book)
+            await anyio.sleep(0.2)  # the user has consented; the call is waiting
+            waiting = list(results)
+            confirmed = await provider.call_tool("confirm_deposit", {"booking_id": "b2"})
+    return {
+        "while waiting": waiting,
+        "provider": confirmed.content[0].text,  # type: ignore[union-attr]
+        "result": results,
+        "notified": notified,
+    }
+
+
+async def wait_on_2026() -> dict[str, Any]:
+    """Every retry runs the resolver again; consent alone is asked again until paid."""
+    bistro = load("bistro")
+    args = {"booking_id": "b3"}
+    rounds: list[str] = []
+    async with Client(bistro.mcp, mode="2026-07-28", elicitation_callback=open_link) as client:
+        result = await client.session.call_tool(
+            "pay_deposit_and_wait", args, allow_input_required=True
+        )
+        while isinstance(result, types.InputRequiredResult):
+            rounds.append(", ".join(result.input_requests or {}))
+            if len(rounds) == 3:  # the user finally pays, after consenting twice
+                await client.call_tool("confirm_deposit", args)
+            consent: types.InputResponses = {
+                key: types.ElicitResult(action="accept") for key in result.input_requests or {}
+            }
+            result = await client.session.call_tool(
+                "pay_deposit_and_wait",
+                args,
+                input_responses=consent,
+                request_state=result.request_state,
+                allow_input_required=True,
+            )
+    return {"rounds": rounds, "result": result.content[0].text}  # type: ignore[union-attr]
+
+
+async def sign_in_page() -> ElicitURL:
+    return ElicitURL(
+        "Sign in to your calendar.",
+        "https://calendar.example.com/oauth/start",
+        wait=True,
+        timeout=0.2,  # seconds; nobody ever calls complete() for it here
+    )
+
+
+async def timed_out() -> str:
+    server = MCPServer("Calendar")
+
+    @server.tool()
+    @resolved
+    async def link_calendar(consent: Annotated[UrlElicitationResult, Resolve(sign_in_page)]) -> str:
+        return consent.action
+
+    async with Client(server, mode="legacy", elicitation_callback=open_link) as client:
+        result = await client.call_tool("link_calendar", {})
+    return result.content[0].text  # type: ignore[union-attr]
+
+
+async def main() -> dict[str, Any]:
+    return {
+        "pay_deposit legacy": await pay_deposit("legacy"),
+        "pay_deposit 2026-07-28": await pay_deposit("2026-07-28"),
+        "wait legacy": await wait_on_legacy(),
+        "wait 2026-07-28": await wait_on_2026(),
+        "timed out": await timed_out(),
+    }
+
+
+if __name__ == "__main__":
+    for name, value in anyio.run(main).items():
+        print(f"{name}: {value}")
