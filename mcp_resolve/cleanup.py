@@ -13,7 +13,9 @@ class ExitStack:
 
     `close(exc)` resumes each, last first. With no exception a generator is advanced past
     its `yield` and must then stop; with one, the exception is thrown in at the `yield`, so
-    `try/except/finally` around it behaves as it reads. A generator cannot suppress the
+    `try/except/finally` around it behaves as it reads. When the call ended without a
+    result (a round that returned questions) the generators are closed instead. A
+    generator cannot suppress the
     exception (there is no result to return instead), and an exception raised during
     cleanup replaces the one in flight for the remaining generators, keeping the earlier
     one as its `__context__`, as `contextlib.ExitStack` does. Cleanup is shielded from
@@ -34,13 +36,24 @@ class ExitStack:
     def __len__(self) -> int:
         return len(self._entries)
 
-    async def close(self, exc: BaseException | None) -> None:
+    async def close(self, exc: BaseException | None, *, abandoned: bool = False) -> None:
+        """Run every cleanup; `abandoned` means the call ended without a result.
+
+        That is a round that returned questions instead: the generators are closed
+        (`GeneratorExit` at the `yield`), so `finally` runs but neither an `except
+        Exception` nor an `else` that commits work does, as the body never ran.
+        """
         entries, self._entries = self._entries, []
         error = exc
         with anyio.CancelScope(shield=True):
             for is_async, generator, name in reversed(entries):
                 try:
-                    if is_async:
+                    if error is None and abandoned:
+                        if is_async:
+                            await generator.aclose()
+                        else:
+                            await anyio.to_thread.run_sync(generator.close)
+                    elif is_async:
                         await _finish_async(generator, error, name)
                     else:
                         await anyio.to_thread.run_sync(_finish_sync, generator, error, name)

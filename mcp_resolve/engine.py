@@ -183,7 +183,7 @@ class Resolution:
     async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
         if self._exits is not None:
             exits, self._exits = self._exits, None
-            await exits.close(exc)
+            await exits.close(exc, abandoned=type(self._result) is not Resolved)
 
     # -- the walk ------------------------------------------------------------------------
 
@@ -374,6 +374,7 @@ class Resolution:
         try:
             render_elicitation_schema(schema)
         except TypeError as exc:
+            self._fail(node)
             raise TypeError(
                 f"Resolver {node.name!r} (parameter {node.parameter!r} of tool "
                 f"{self._graph.tool!r}) asked a question a client cannot render: {exc}. "

@@ -9,6 +9,7 @@ schemas a client could not render). A call only walks the precomputed nodes.
 from __future__ import annotations
 
 import inspect
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args, get_origin
@@ -36,6 +37,47 @@ from .schema import render_elicitation_schema
 _EMPTY = inspect.Parameter.empty
 
 
+class _Overrides:
+    """Resolver substitutions in force (`mcp_resolve.testing.override`), process-wide.
+
+    Graphs are analysed once, often at import, so a test cannot swap a resolver by
+    rebuilding them. `start()` instead compares `version` with the one it last saw: one
+    integer comparison on the normal path; only when they differ does a graph look at
+    `active` and, if one of its resolvers is replaced, run a copy re-analysed with the
+    replacements. `active` maps a resolver's identity to (original, replacement) and is
+    replaced whole, never mutated, so a reader always sees one consistent table.
+    """
+
+    __slots__ = ("active", "lock", "stack", "version")
+
+    def __init__(self) -> None:
+        self.version = 0
+        self.active: dict[object, tuple[Callable[..., Any], Callable[..., Any]]] = {}
+        self.stack: list[tuple[object, object, Callable[..., Any], Callable[..., Any]]] = []
+        self.lock = threading.Lock()
+
+    def push(self, original: Callable[..., Any], replacement: Callable[..., Any]) -> object:
+        """Put `replacement` in for `original` until `pop(token)`; the latest push wins."""
+        token = object()
+        with self.lock:
+            self.stack.append((token, identity(original), original, replacement))
+            self._publish()
+        return token
+
+    def pop(self, token: object) -> None:
+        """Undo one `push`, whatever the order pushes are undone in."""
+        with self.lock:
+            self.stack = [entry for entry in self.stack if entry[0] is not token]
+            self._publish()
+
+    def _publish(self) -> None:
+        self.active = {key: (original, new) for _, key, original, new in self.stack}
+        self.version += 1
+
+
+_overrides = _Overrides()
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
     """A resolved parameter of the tool: which node fills it and how its value is shaped."""
@@ -57,6 +99,8 @@ class ResolverGraph:
 
     __slots__ = (
         "_finish",
+        "_planned",
+        "_seen_version",
         "_walk",
         "argument_defaults",
         "context_parameters",
@@ -100,6 +144,9 @@ class ResolverGraph:
         for node in nodes:
             levels.setdefault(node.level, []).append(node.index)
         self.levels = tuple(tuple(levels[k]) for k in sorted(levels))
+        # The override version this graph was last found unaffected by (-1: check first).
+        self._seen_version = -1 if _overrides.active else _overrides.version
+        self._planned: tuple[int, ResolverGraph] | None = None
 
     @classmethod
     def from_function(
@@ -116,6 +163,11 @@ class ResolverGraph:
             isinstance(t, type) for t in context_types
         ):
             raise TypeError("context_types must be a tuple of classes")
+        # A host's wrapper (such as `@resolved`) hides resolved parameters from its own
+        # signature; analyse the function it wraps, or nothing would be found.
+        wrapped = getattr(fn, "__mcp_resolve_graph__", None)
+        if isinstance(wrapped, ResolverGraph):
+            fn = wrapped.function
         tool = name or getattr(fn, "__name__", None) or callable_name(fn)
         return _Builder(fn, tool, context_types).build()
 
@@ -131,7 +183,31 @@ class ResolverGraph:
         resolved parameter's name are ignored. `context` is injected into every resolver
         parameter annotated with one of the graph's context types.
         """
+        if _overrides.version != self._seen_version:
+            return Resolution(self.effective(), arguments, context)
         return Resolution(self, arguments, context)
+
+    def effective(self) -> ResolverGraph:
+        """The graph a call runs now: this one, or, while overrides replace any of its
+        resolvers, a copy analysed again with the replacements in place.
+
+        The copy keeps each replaced resolver's question key, so answers keyed for the
+        original (and a host's key map) still apply; it is cached until the overrides change.
+        """
+        version = _overrides.version
+        if version == self._seen_version:
+            return self
+        planned = self._planned
+        if planned is not None and planned[0] == version:
+            return planned[1]
+        active = _overrides.active
+        if not any(identity(node.fn) in active for node in self.nodes):
+            self._planned = None
+            self._seen_version = version
+            return self
+        graph = _Builder(self.function, self.tool, self.context_types, active).build()
+        self._planned = (version, graph)
+        return graph
 
     def _compile(self) -> Walk:
         """Generate the straight-line walk (again, after the engine learned something)."""
@@ -147,10 +223,18 @@ class ResolverGraph:
 class _Builder:
     """One analysis pass; holds the bookkeeping that the finished graph does not need."""
 
-    def __init__(self, fn: Callable[..., Any], tool: str, context_types: tuple[type, ...]) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        tool: str,
+        context_types: tuple[type, ...],
+        overrides: Mapping[object, tuple[Callable[..., Any], Callable[..., Any]]] | None = None,
+    ) -> None:
         self.fn = fn
         self.tool = tool
         self.context_types = context_types
+        self.overrides = overrides or {}
+        self.key_sources: dict[int, Callable[..., Any]] = {}  # replaced: key from the original
         self.nodes: dict[object, Node] = {}
         self.order: list[object] = []
         self.stack: list[tuple[object, str]] = []
@@ -280,6 +364,8 @@ class _Builder:
                 existing.explicit_key = marker.key
             return node_id
         fn = marker.fn
+        if node_id in self.overrides:
+            fn = self.overrides[node_id][1]
         name = callable_name(fn)
         where = (
             consumer_param
@@ -288,6 +374,8 @@ class _Builder:
         )
         node = Node(fn=fn, name=name, kind=callable_kind(fn), parameter=where)
         node.explicit_key = marker.key
+        if fn is not marker.fn:
+            self.key_sources[id(node)] = marker.fn
         self.nodes[node_id] = node
         self.stack.append((node_id, consumer_param))
         self.analyse(node)
@@ -405,7 +493,7 @@ class _Builder:
         for node in nodes:
             if node.explicit_key is not None:
                 continue
-            base = qualified_name(node.fn)
+            base = qualified_name(self.key_sources.get(id(node), node.fn))
             key, n = base, 1
             while key in taken:
                 n += 1

@@ -128,13 +128,19 @@ async def test_a_body_exception_is_thrown_into_each_generator_and_still_propagat
 
 
 @pytest.mark.anyio
-async def test_cleanup_runs_after_a_suspended_round() -> None:
+async def test_a_suspended_round_closes_generators_so_finally_runs_but_else_does_not() -> None:
     log: list[str] = []
 
     async def session() -> AsyncIterator[str]:
         log.append("set up")
-        yield "session"
-        log.append("cleaned up")
+        try:
+            yield "session"
+        except Exception:
+            log.append("failed")
+        else:
+            log.append("committed")  # the body never ran: this must not happen
+        finally:
+            log.append("cleaned up")
 
     def ask(s: Annotated[str, Resolve(session)]) -> Elicit[Confirm]:
         return Elicit("Go on?", Confirm)

@@ -69,9 +69,9 @@ async def test_the_body_alone_with_values_you_choose() -> None:
     assert kept == "kept the folder"
 
 
-def test_the_decorated_wrapper_shows_only_what_the_model_supplies() -> None:
+def test_a_graph_of_the_decorated_wrapper_is_the_graph_of_the_function() -> None:
     files = load("files")
-    assert ResolverGraph.from_function(files.delete_folder).resolved_parameters == frozenset()
+    assert ResolverGraph.from_function(files.delete_folder).resolved_parameters == {"confirm"}
     assert ResolverGraph.from_function(delete_folder).resolved_parameters == {"confirm"}
 
 

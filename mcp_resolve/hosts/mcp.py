@@ -279,8 +279,10 @@ class _Host:
     def _check_rounds(self, rounds: int) -> None:
         if rounds > self.max_rounds:
             raise ResolutionError(
-                f"Tool {self.tool!r} asked questions in more than {self.max_rounds} rounds; "
-                "build questions from the tool's arguments and earlier answers only",
+                f"Tool {self.tool!r} asked questions in more than {self.max_rounds} rounds. "
+                "A question worded from changing data (a time, a live price) is new every "
+                "round: build questions from the tool's arguments and earlier answers only. "
+                "A URL question that waits for completion counts its rounds here too.",
                 tool=self.tool,
             )
 
