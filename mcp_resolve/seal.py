@@ -1,0 +1,384 @@
+"""Sealed `requestState`: authenticated encryption for the state a client carries between rounds.
+
+On 2026-07-28 connections the client echoes `requestState` back on its retry, so it is
+attacker-controlled input. `MCPServer` seals it itself; hosts on the SDK's low-level `Server`
+use this module instead: AES-256-GCM under keys derived by HKDF-SHA256 from a rotation ring,
+an encrypted envelope with issue and expiry times, a binding to the request (method, tool,
+arguments, principal) and optional at-most-once use. Every rejection is the same
+`InvalidState`; its reason goes to the server log only. This module never imports `mcp`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import heapq
+import json
+import logging
+import math
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple, Protocol
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+logger = logging.getLogger("mcp_resolve.seal")
+
+MESSAGE = "Invalid or expired requestState"
+PREFIX = "mrs1."  # versioned, and authenticated as associated data
+DEFAULT_TTL = 600.0
+FUTURE_SKEW = 60.0
+MAX_TOKEN_LENGTH = 64 * 1024
+MIN_KEY_BYTES = 32
+_INFO = b"mcp_resolve/requestState/v1/aes-256-gcm"
+_KID_LABEL = b"mcp_resolve/requestState/v1/key-id"
+_PRINCIPAL_LABEL = b"mcp_resolve/requestState/v1/principal"
+_KID, _NONCE, _TAG = 4, 12, 16
+_AAD_PREFIX = PREFIX.encode("ascii")
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
+_FIELDS = {"m": "method", "t": "tool", "a": "arguments", "p": "principal", "aud": "audience"}
+
+Reason = Literal[
+    "oversized", "malformed", "unknown_key", "tampered", "expired", "not_yet_valid", "binding",
+    "replayed",
+]  # fmt: skip
+
+
+class InvalidState(ValueError):
+    """A `requestState` was refused; hosts answer MCP -32602 with `str(exc)` and nothing else.
+
+    The message never varies, so a client cannot probe which check failed; `reason` (one
+    of `Reason`) and `detail` (a fixed phrase) are for the server log.
+    """
+
+    def __init__(self, reason: Reason, detail: str = "") -> None:
+        super().__init__(MESSAGE)
+        self.reason: Reason = reason
+        self.detail = detail
+
+    def __reduce__(self) -> tuple[type[InvalidState], tuple[str, str]]:
+        return type(self), (self.reason, self.detail)
+
+
+def _b64e(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _jsonable(value: Any) -> Any:
+    return dict(value) if isinstance(value, Mapping) else str(value)
+
+
+def arguments_digest(arguments: Mapping[str, Any]) -> str:
+    """Base64url of the first 16 bytes of sha256 over canonical JSON of `arguments`.
+
+    Canonical means sorted keys, compact separators and ASCII only, so every worker
+    computes the same digest; values JSON cannot hold are turned into `str()`.
+    """
+    text = json.dumps(
+        dict(arguments), sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=_jsonable
+    )
+    return _b64e(hashlib.sha256(text.encode("ascii")).digest()[:16])
+
+
+def _principal_tag(principal: str) -> str:
+    """A hash, so the token never holds who the user is, even encrypted."""
+    data = _PRINCIPAL_LABEL + b"\0" + principal.encode("utf-8", "surrogatepass")
+    return _b64e(hashlib.sha256(data).digest()[:16])
+
+
+@dataclass(frozen=True)
+class Binding:
+    """The request a token is valid for; replaying it on any other request is refused.
+
+    `principal` is whoever the transport authenticated (None on unauthenticated ones);
+    a token sealed for one principal, or for none, is refused for any other.
+    """
+
+    method: str
+    tool: str
+    arguments_digest: str
+    principal: str | None = None
+
+    @classmethod
+    def of(
+        cls, method: str, tool: str, arguments: Mapping[str, Any], principal: str | None = None
+    ) -> Binding:
+        return cls(method, tool, arguments_digest(arguments), principal)
+
+
+def _key_id(derived: bytes) -> bytes:
+    return hashlib.sha256(_KID_LABEL + derived).digest()[:_KID]
+
+
+class KeyRing:
+    """Secret keys for sealing: the first one seals, every one unseals (for rotation).
+
+    Each secret (bytes, or str taken as its UTF-8 text) must be at least 32 bytes; the AES
+    key is derived from it with HKDF-SHA256, so the raw secret is never used or kept. A
+    4-byte key id, a hash of the derived key, goes in each token, so unsealing picks its
+    key without trial decryption. To rotate: deploy [new, old], wait one ttl, drop old.
+    """
+
+    def __init__(self, *secrets: bytes | bytearray | str) -> None:
+        if not secrets:
+            raise ValueError("KeyRing needs at least one secret key")
+        derived_keys: list[bytes] = []
+        for number, secret in enumerate(secrets, 1):
+            if isinstance(secret, str):
+                raw = secret.encode("utf-8", "surrogatepass")
+            elif isinstance(secret, (bytes, bytearray)):
+                raw = bytes(secret)
+            else:
+                raise TypeError(
+                    f"key #{number} must be bytes or str, not {type(secret).__name__} "
+                    "(pass several keys as separate arguments: KeyRing(*keys))"
+                )
+            if len(raw) < MIN_KEY_BYTES:
+                raise ValueError(
+                    f"key #{number} is {len(raw)} bytes; each key needs at least "
+                    f"{MIN_KEY_BYTES} (e.g. secrets.token_urlsafe(32))"
+                )
+            derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_INFO).derive(raw)
+            for other, earlier in enumerate(derived_keys, 1):
+                if earlier == derived:
+                    raise ValueError(f"key #{number} is the same as key #{other}")
+                if _key_id(earlier) == _key_id(derived):
+                    raise ValueError(f"keys #{other} and #{number} share a key id; replace one")
+            derived_keys.append(derived)
+        self._keys = tuple((_key_id(d), AESGCM(d)) for d in derived_keys)
+        self._by_id = dict(self._keys)
+
+    @classmethod
+    def from_env(cls, name: str = "MCP_RESOLVE_STATE_KEYS") -> KeyRing:
+        """Keys from a comma-separated environment variable, sealing key first.
+
+        Each entry is raw text (surrounding spaces stripped), read exactly as
+        `KeyRing("...")` reads a str, so both ways of configuring agree; generate one with
+        `python -c "import secrets; print(secrets.token_urlsafe(32))"`.
+        """
+        value = os.environ.get(name, "").strip()
+        if not value:
+            raise ValueError(f"environment variable {name} is not set or is empty")
+        entries = [entry.strip() for entry in value.split(",")]
+        if not all(entries):
+            raise ValueError(f"{name} has an empty entry; separate keys with single commas")
+        try:
+            return cls(*entries)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from None
+
+    @classmethod
+    def generate(cls) -> KeyRing:
+        """A random key held only by this process: tokens die with it and other workers."""
+        return cls(os.urandom(32))
+
+    @property
+    def key_ids(self) -> tuple[str, ...]:
+        return tuple(kid.hex() for kid, _ in self._keys)
+
+    def __repr__(self) -> str:
+        return f"KeyRing(key_ids={list(self.key_ids)!r})"
+
+
+class ReplayGuard(Protocol):
+    """Remembers token ids until they expire, so each sealed state is used at most once.
+
+    Across workers, back it with a shared store where claiming is one atomic operation,
+    e.g. Redis `SET mcp_resolve:rs:<token_id> 1 NX EXAT <ceil(expires_at)>`: a reply of OK
+    is a first use (True), nil is a replay (False). If the store fails, raise: the caller
+    then reports an internal error rather than risk accepting a replay.
+    """
+
+    async def claim(self, token_id: str, expires_at: float) -> bool: ...
+
+
+class MemoryReplayGuard:
+    """A `ReplayGuard` for one process: bounded, and entries are dropped once expired.
+
+    When full it refuses (fails closed) and logs a warning; size `max_entries` above the
+    number of states sealed per ttl.
+    """
+
+    def __init__(self, max_entries: int = 100_000, *, now: Callable[[], float] = time.time):
+        if max_entries < 1:
+            raise ValueError("max_entries must be at least 1")
+        self._max, self._now = max_entries, now
+        self._seen: dict[str, float] = {}
+        self._expiries: list[tuple[float, str]] = []
+        self._lock = threading.Lock()
+
+    @property
+    def entries(self) -> int:
+        return len(self._seen)
+
+    async def claim(self, token_id: str, expires_at: float) -> bool:
+        with self._lock:
+            now = self._now()
+            while self._expiries and self._expiries[0][0] <= now:
+                self._seen.pop(heapq.heappop(self._expiries)[1], None)
+            if token_id in self._seen:
+                return False
+            if len(self._seen) >= self._max:
+                logger.warning("Replay guard full (%d entries); refusing states", self._max)
+                return False
+            self._seen[token_id] = expires_at
+            heapq.heappush(self._expiries, (expires_at, token_id))
+            return True
+
+
+class _Opened(NamedTuple):
+    payload: str
+    token_id: str
+    expires_at: float
+
+
+def _number(value: Any) -> float | None:
+    if type(value) not in (int, float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+class StateSealer:
+    """Seals a state string into an opaque token bound to its request, and opens it again.
+
+    Token: `PREFIX` + base64url(no padding) of key id (4) || nonce (12) || AES-GCM output,
+    with the prefix and key id as associated data. The plaintext is a compact JSON envelope
+    (issued-at, expiry, request binding, a random token id, the payload), so clients can
+    neither read nor alter it. A token is accepted until `min(exp, iat + ttl)`, so lowering
+    `ttl` also shortens tokens already issued; nonces are random, so rotate the sealing key
+    long before 2**32 seals. `audience` (e.g. the server name) keeps servers that share
+    keys from accepting each other's tokens.
+    """
+
+    def __init__(
+        self,
+        keys: KeyRing,
+        *,
+        ttl: float = DEFAULT_TTL,
+        audience: str | None = None,
+        replay_guard: ReplayGuard | None = None,
+        now: Callable[[], float] = time.time,
+        max_token_length: int = MAX_TOKEN_LENGTH,
+    ) -> None:
+        if not isinstance(keys, KeyRing):
+            raise TypeError(f"keys must be a KeyRing, not {type(keys).__name__}")
+        if _number(ttl) is None or ttl <= 0:
+            raise ValueError(f"ttl must be a positive number of seconds, got {ttl!r}")
+        if max_token_length < 1:
+            raise ValueError("max_token_length must be positive")
+        self._keys, self._ttl, self._audience = keys, float(ttl), audience
+        self._guard, self._now, self._max = replay_guard, now, max_token_length
+
+    def seal(self, payload: str, *, binding: Binding) -> str:
+        """An opaque token for `payload`, usable only on `binding` and only for `ttl` seconds."""
+        if not isinstance(payload, str):
+            raise TypeError(f"payload must be str, not {type(payload).__name__}")
+        issued = float(self._now())
+        envelope = {"v": 1, "iat": issued, "exp": issued + self._ttl, "j": _b64e(os.urandom(16))}
+        envelope.update(self._claims(binding), s=payload)
+        token = self._encrypt(json.dumps(envelope, separators=(",", ":")).encode("ascii"))
+        if len(token) > self._max:
+            raise ValueError(f"sealed state is {len(token)} chars, over max_token_length")
+        return token
+
+    def unseal(self, token: str, *, binding: Binding) -> str:
+        """The payload, or `InvalidState` for any token that is not fully valid here."""
+        return self._open(token, binding).payload
+
+    async def unseal_once(self, token: str, *, binding: Binding) -> str:
+        """`unseal`, then claim the token id with the replay guard: a second use is refused."""
+        if self._guard is None:
+            raise RuntimeError("unseal_once needs a StateSealer built with replay_guard=")
+        opened = self._open(token, binding)
+        if not await self._guard.claim(opened.token_id, opened.expires_at + FUTURE_SKEW):
+            raise self._refused(InvalidState("replayed", "token id already used"), binding)
+        return opened.payload
+
+    def _claims(self, binding: Binding) -> dict[str, str]:
+        if not isinstance(binding, Binding):
+            raise TypeError(f"binding must be a Binding, not {type(binding).__name__}")
+        claims = {"m": binding.method, "t": binding.tool, "a": binding.arguments_digest}
+        if binding.principal is not None:
+            claims["p"] = _principal_tag(binding.principal)
+        if self._audience is not None:
+            claims["aud"] = self._audience
+        return claims
+
+    def _encrypt(self, plaintext: bytes) -> str:
+        kid, aead = self._keys._keys[0]
+        nonce = os.urandom(_NONCE)
+        return PREFIX + _b64e(kid + nonce + aead.encrypt(nonce, plaintext, _AAD_PREFIX + kid))
+
+    def _refused(self, exc: InvalidState, binding: Binding) -> InvalidState:
+        logger.info(
+            "requestState rejected on %r %r: %s (%s)",
+            binding.method, binding.tool, exc.reason, exc.detail,
+        )  # fmt: skip
+        return exc
+
+    def _open(self, token: object, binding: Binding) -> _Opened:
+        expected = self._claims(binding)
+        try:
+            return self._read(token, expected)
+        except InvalidState as exc:
+            raise self._refused(exc, binding) from None
+
+    def _read(self, token: object, expected: dict[str, str]) -> _Opened:
+        if not isinstance(token, str):
+            raise InvalidState("malformed", "not a string")
+        if len(token) > self._max:
+            raise InvalidState("oversized", "longer than max_token_length")
+        if not token.startswith(PREFIX):
+            raise InvalidState("malformed", "prefix")
+        body = token[len(PREFIX) :]
+        if not _BASE64URL.fullmatch(body) or len(body) % 4 == 1:
+            raise InvalidState("malformed", "base64url")
+        try:
+            raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+        except (binascii.Error, ValueError):
+            raise InvalidState("malformed", "base64url") from None
+        if _b64e(raw) != body:  # one token string per byte string: no malleable encodings
+            raise InvalidState("malformed", "non-canonical base64url")
+        if len(raw) <= _KID + _NONCE + _TAG:
+            raise InvalidState("malformed", "too short")
+        kid, nonce, sealed = raw[:_KID], raw[_KID : _KID + _NONCE], raw[_KID + _NONCE :]
+        aead = self._keys._by_id.get(kid)
+        if aead is None:
+            raise InvalidState("unknown_key", "key id not in ring")
+        try:
+            plaintext = aead.decrypt(nonce, sealed, _AAD_PREFIX + kid)
+        except InvalidTag:
+            raise InvalidState("tampered", "authentication failed") from None
+        try:
+            claims = json.loads(plaintext)
+        except (ValueError, RecursionError):
+            raise InvalidState("malformed", "envelope is not JSON") from None
+        if not isinstance(claims, dict) or type(claims.get("v")) is not int or claims["v"] != 1:
+            raise InvalidState("malformed", "envelope version")
+        issued, expires = _number(claims.get("iat")), _number(claims.get("exp"))
+        strings = [claims.get(f) for f in ("m", "t", "a", "j", "s")]
+        strings += [claims[f] for f in ("p", "aud") if f in claims]
+        if issued is None or expires is None or not all(isinstance(s, str) for s in strings):
+            raise InvalidState("malformed", "envelope fields")
+        now = float(self._now())
+        if issued > now + FUTURE_SKEW:
+            raise InvalidState("not_yet_valid", "issued in the future")
+        expires = min(expires, issued + self._ttl)
+        if now >= expires:
+            raise InvalidState("expired", "past expiry")
+        for field, name in _FIELDS.items():
+            if claims.get(field) != expected.get(field):
+                raise InvalidState("binding", f"{name} differs")
+        return _Opened(claims["s"], claims["j"], expires)
