@@ -1,0 +1,297 @@
+"""One call of a resolved function on a real MCP connection: ask mid-call, or return questions.
+
+Host adapters (the high-level `MCPServer`, the low-level `Server`) differ only in how a
+call reaches them; once they have a `Connection` (the negotiated version, the session to
+ask through, the retry's answers and state), this flow is the same: on legacy connections
+each question is sent as `elicitation/create` in the middle of the call and the engine
+continues in-process; on 2026-07-28 connections the call returns an `InputRequiredResult`
+with every question that can be asked now and a request state recording the answers so
+far, and the retry resumes. A `StateCodec` seals that state where the host does not.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import is_version_at_least
+
+from .. import wire
+from ..engine import Resolution, Suspended
+from ..errors import ResolutionError
+from ..graph import ResolverGraph
+from ..markers import Elicit, ElicitURL
+from ..questions import Answer, Question
+from ..state import RoundState, StateError
+from . import completion
+
+logger = logging.getLogger("mcp_resolve")
+
+MODERN = "2026-07-28"
+DEFAULT_MAX_ROUNDS = 16
+
+
+@dataclass(slots=True)
+class Connection:
+    """What one request gives a flow; each host adapter builds it from its own context.
+
+    `session` is the SDK's server session (it sends `elicitation/create` on legacy
+    connections and tells what the client declared); `context` is what resolvers annotated
+    with the host's context type receive.
+    """
+
+    version: str | None
+    session: Any
+    request_id: Any
+    request_state: str | None
+    input_responses: Mapping[str, object] | None
+    context: Any
+
+
+class StateCodec(Protocol):
+    """Seals the request state for hosts that do not seal it themselves."""
+
+    def seal(self, state: str, connection: Connection, arguments: Mapping[str, Any]) -> str: ...
+
+    def unseal(self, token: str, connection: Connection, arguments: Mapping[str, Any]) -> str:
+        """Return the plain state, or raise the host's refusal (never a reason on the wire)."""
+        ...
+
+
+Body = Callable[[dict[str, Any]], Awaitable[Any]]
+
+
+class ToolFlow:
+    """Runs calls of one resolved function; holds what does not change between calls."""
+
+    def __init__(
+        self,
+        graph: ResolverGraph,
+        *,
+        codec: StateCodec | None = None,
+        max_rounds: int = DEFAULT_MAX_ROUNDS,
+    ) -> None:
+        self.graph = graph
+        self.tool = graph.tool
+        self.codec = codec
+        self.max_rounds = max_rounds
+        self.by_key = {node.key: node for node in graph.nodes}
+
+    async def run(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
+        """Resolve, then run `body(values)`; or return the questions of a 2026-07-28 round."""
+        if _is_modern(conn.version):
+            return await self._modern(conn, arguments, body)
+        return await self._legacy(conn, arguments, body)
+
+    async def _legacy(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
+        async with self.graph.start(arguments, conn.context) as resolution:
+            with self._translated(resolution):
+                outcome = await resolution.resolve()
+                rounds = 0
+                while isinstance(outcome, Suspended):
+                    rounds += 1
+                    self._check_rounds(rounds)
+                    answers = await self._ask_legacy(conn, outcome.questions)
+                    outcome = await resolution.resolve(answers)
+            return await body(outcome.values)
+
+    async def _ask_legacy(
+        self, conn: Connection, questions: tuple[Question, ...]
+    ) -> dict[str, Answer | Any]:
+        answers: dict[str, Any] = {}
+        back_channel = conn.session.can_send_request
+        caps = conn.session.client_capabilities
+        unaskable = [q for q in questions if not (back_channel and wire.can_ask(caps, q))]
+        refused = [q for q in unaskable if not wire.has_fallback(q)]
+        if refused:
+            why = None if back_channel else "this connection has no channel back to the client"
+            raise wire.missing_capability(refused, why=why)
+        for question in questions:
+            if question in unaskable:
+                answers[question.key] = wire.fallback_outcome(question)
+                continue
+            answers[question.key] = await self._ask_one(conn, question)
+        return answers
+
+    async def _ask_one(self, conn: Connection, question: Question) -> Answer:
+        request = question.request
+        related = conn.request_id
+        try:
+            if isinstance(request, Elicit):
+                result = await conn.session.elicit_form(
+                    request.message,
+                    wire.request_params(question).requested_schema,  # type: ignore[union-attr]
+                    related_request_id=related,
+                )
+            else:
+                eid = wire.elicitation_id(question)
+                result = await conn.session.elicit_url(
+                    request.message, request.url, eid, related_request_id=related
+                )
+        except MCPError as exc:
+            raise ResolutionError(
+                f"The client could not answer resolver {question.resolver!r} for parameter "
+                f"{question.parameter!r}: {exc.message} (tool {self.tool!r})",
+                tool=self.tool,
+                resolver=question.resolver,
+                parameter=question.parameter,
+            ) from None
+        answer = wire.answer_from(
+            result,
+            url=isinstance(request, ElicitURL),
+            resolver=question.resolver,
+            parameter=question.parameter,
+            tool=self.tool,
+        )
+        if isinstance(request, ElicitURL) and request.wait and answer.action == "accept":
+            eid = wire.elicitation_id(question)
+            if completion.take_completed(eid):
+                # Finished before we began to wait: the client still deserves the notice.
+                await notify(conn.session, eid, related)
+            elif not await completion.wait_for_completion(
+                eid, request.timeout, session=conn.session, request_id=related
+            ):
+                raise ResolutionError(
+                    f"The step at {request.url} for parameter {question.parameter!r} was not "
+                    f"completed within {request.timeout:g} s (tool {self.tool!r}, resolver "
+                    f"{question.resolver!r})",
+                    tool=self.tool,
+                    resolver=question.resolver,
+                    parameter=question.parameter,
+                )
+        return answer
+
+    async def _modern(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
+        state = _FIRST_ROUND
+        if conn.request_state is not None:
+            text = conn.request_state
+            if self.codec is not None:
+                text = self.codec.unseal(text, conn, arguments)
+            try:
+                state = RoundState.decode(text)
+            except StateError as exc:
+                logger.info("Tool %r: request state ignored (%s); asking again", self.tool, exc)
+        async with self.graph.start(arguments, conn.context) as resolution:
+            with self._translated(resolution):
+                answers = None
+                if state.asked or state.answers:
+                    answers = state.answers_with(self._responses(conn, state))
+                outcome = await resolution.resolve(answers)
+                while isinstance(outcome, Suspended):
+                    fallbacks = self._fallbacks(conn, outcome.questions)
+                    if fallbacks is None:
+                        break
+                    outcome = await resolution.resolve(fallbacks)
+                if isinstance(outcome, Suspended):
+                    following = state.next_round(resolution.used or {}, outcome.questions)
+                    self._check_rounds(following.rounds)
+                    encoded = following.encode()
+                    if self.codec is not None:
+                        encoded = self.codec.seal(encoded, conn, arguments)
+                    return wire.input_required(outcome.questions, encoded)
+            return await body(outcome.values)
+
+    def _responses(self, conn: Connection, state: RoundState) -> dict[str, Answer]:
+        responses: dict[str, Answer] = {}
+        for key, response in (conn.input_responses or {}).items():
+            node = self.by_key.get(key)
+            if node is None or key not in state.asked:
+                continue  # unknown keys, and answers without the state that asked, are ignored
+            responses[key] = wire.answer_from(
+                response,
+                url=node.asks == "url",
+                resolver=node.name,
+                parameter=node.parameter,
+                tool=self.tool,
+            )
+        return responses
+
+    def _fallbacks(
+        self, conn: Connection, questions: tuple[Question, ...]
+    ) -> dict[str, Any] | None:
+        """Fallbacks for the questions this client cannot be asked; refuse if one has none."""
+        caps = conn.session.client_capabilities
+        unaskable = [q for q in questions if not wire.can_ask(caps, q)]
+        refused = [q for q in unaskable if not wire.has_fallback(q)]
+        if refused:
+            raise wire.missing_capability(refused)
+        if not unaskable:
+            return None
+        return {q.key: wire.fallback_outcome(q) for q in unaskable}
+
+    def _check_rounds(self, rounds: int) -> None:
+        if rounds > self.max_rounds:
+            raise ResolutionError(
+                f"Tool {self.tool!r} asked questions in more than {self.max_rounds} rounds. "
+                "A question worded from changing data (a time, a live price) is new every "
+                "round: build questions from the tool's arguments and earlier answers only. "
+                "A URL question that waits for completion counts its rounds here too.",
+                tool=self.tool,
+            )
+
+    def _translated(self, resolution: Resolution) -> _Translate:
+        return _Translate(self, resolution)
+
+
+_FIRST_ROUND = RoundState()
+_modern_versions: dict[str | None, bool] = {None: False}
+
+
+def _is_modern(version: str | None) -> bool:
+    """Whether a negotiated version returns questions instead of asking mid-call (cached)."""
+    known = _modern_versions.get(version)
+    if known is None:
+        known = is_version_at_least(version, MODERN)  # type: ignore[arg-type]
+        if len(_modern_versions) < 64:
+            _modern_versions[version] = known
+    return known
+
+
+class _Translate:
+    """Turn resolution failures into what MCP clients should see, naming who failed.
+
+    `ResolutionError` and the SDK's `ToolError` become readable tool errors; MCP protocol
+    errors (such as the -32021 capability refusal) pass through; anything else is logged
+    with its traceback and reported without internals.
+    """
+
+    def __init__(self, host: ToolFlow, resolution: Resolution) -> None:
+        self.host = host
+        self.resolution = resolution
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+        if exc is None or not isinstance(exc, Exception) or isinstance(exc, MCPError):
+            return
+        node = self.resolution.failed
+        who = f"resolver {node.name!r} for parameter {node.parameter!r}" if node else "resolution"
+        if isinstance(exc, ResolutionError):
+            raise ToolError(str(exc)) from None
+        if isinstance(exc, ToolError):
+            raise ToolError(f"{exc} ({who.capitalize()})") from None
+        logger.error(
+            "Tool %r: %s raised an unexpected exception", self.host.tool, who, exc_info=exc
+        )
+        raise ToolError(
+            f"Tool {self.host.tool!r} could not resolve its parameters: {who} failed "
+            "unexpectedly (details are in the server log)"
+        ) from None
+
+
+async def notify(session: Any, elicitation_id: str, related: Any) -> None:
+    """Send `notifications/elicitation/complete` where the connection has a way back."""
+    version = getattr(session, "protocol_version", None)
+    if version is not None and is_version_at_least(version, MODERN):
+        return  # 2026-07-28 clients learn by retrying; there is no notification to send
+    if not getattr(session, "can_send_request", False):
+        return
+    try:
+        await session.send_elicit_complete(elicitation_id, related_request_id=related)
+    except Exception:  # a client that went away must not fail the caller
+        logger.info("Could not notify a client that %r completed", elicitation_id)
