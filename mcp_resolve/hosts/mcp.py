@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, Union, get_type_hints
 
@@ -28,8 +27,6 @@ from ..graph import ResolverGraph
 from ..markers import Resolve
 from . import completion
 from .flow import Connection, ToolFlow, notify
-
-logger = logging.getLogger("mcp_resolve")
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -1,0 +1,187 @@
+"""The SDK's low-level `Server` as a host: resolved functions as tools, with state we seal.
+
+The low-level `Server` derives no schemas and seals nothing, so `ResolvedTools` does both:
+it lists each function's model-supplied parameters as the input schema, validates the
+arguments, runs the same flow as the `MCPServer` host, and seals the 2026-07-28 request
+state with `mcp_resolve.seal` (AES-256-GCM, key ring, expiry, bound to the method, the
+tool, the arguments and the principal). Every refused state gets the same MCP error,
+-32602 `Invalid or expired requestState`; the reason goes to the server log only.
+
+    tools = ResolvedTools(keys=KeyRing.from_env())
+    tools.add(delete_folder)
+    server = Server("files", on_list_tools=tools.list_tools, on_call_tool=tools.call_tool)
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, get_type_hints
+
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, ValidationError, create_model
+
+from ..graph import ResolverGraph
+from ..seal import MESSAGE, Binding, InvalidState, KeyRing, StateSealer
+from .flow import Connection, ToolFlow
+
+logger = logging.getLogger("mcp_resolve")
+
+Principal = Callable[[ServerRequestContext[Any, Any]], "str | None"]
+
+
+class _Sealing:
+    """The flow's state codec for one tool: seal on the way out, verify on the way in."""
+
+    def __init__(self, sealer: StateSealer, tool: str, principal: Principal | None) -> None:
+        self.sealer = sealer
+        self.tool = tool
+        self.principal = principal
+
+    def _binding(self, conn: Connection, arguments: Mapping[str, Any]) -> Binding:
+        who = self.principal(conn.context) if self.principal is not None else None
+        return Binding.of("tools/call", self.tool, arguments, who)
+
+    def seal(self, state: str, conn: Connection, arguments: Mapping[str, Any]) -> str:
+        return self.sealer.seal(state, binding=self._binding(conn, arguments))
+
+    def unseal(self, token: str, conn: Connection, arguments: Mapping[str, Any]) -> str:
+        try:
+            return self.sealer.unseal(token, binding=self._binding(conn, arguments))
+        except InvalidState:
+            raise MCPError(code=types.INVALID_PARAMS, message=MESSAGE) from None
+
+
+class _Tool:
+    def __init__(self, fn: Callable[..., Any], name: str, description: str | None, flow: ToolFlow):
+        self.fn = fn
+        self.name = name
+        self.flow = flow
+        self.graph = flow.graph
+        self.is_async = inspect.iscoroutinefunction(fn)
+        hints = get_type_hints(fn, include_extras=True)
+        fields: dict[str, Any] = {}
+        for param in self.graph.model_parameters:
+            annotation = hints.get(param.name, Any)
+            default = ... if param.default is param.empty else param.default
+            fields[param.name] = (annotation, default)
+        self.arguments: type[BaseModel] = create_model(f"{name}Arguments", **fields)
+        self.definition = types.Tool(
+            name=name,
+            description=description if description is not None else inspect.getdoc(fn),
+            input_schema=self.arguments.model_json_schema(),
+        )
+
+
+class ResolvedTools:
+    """Resolved functions served as tools by a low-level `Server`.
+
+    `keys` (or a ready `sealer`) seal the request state; without either, a key ring is
+    generated for this process alone, which is right for a single worker and means that a
+    restart, or a second worker, refuses the state of flows in progress (they start over).
+    `principal`, when given, names the authenticated user of a request, and a state is
+    then only accepted from the same user.
+    """
+
+    def __init__(
+        self,
+        *,
+        keys: KeyRing | None = None,
+        sealer: StateSealer | None = None,
+        principal: Principal | None = None,
+        max_rounds: int = 16,
+    ) -> None:
+        if keys is not None and sealer is not None:
+            raise TypeError("ResolvedTools() takes keys or a sealer, not both")
+        self.sealer = sealer or StateSealer(keys or KeyRing.generate())
+        self.principal = principal
+        self.max_rounds = max_rounds
+        self._tools: dict[str, _Tool] = {}
+
+    def add(
+        self, fn: Callable[..., Any], *, name: str | None = None, description: str | None = None
+    ) -> Callable[..., Any]:
+        """Register `fn` (a plain function with `Resolve(...)` parameters); return it."""
+        graph = ResolverGraph.from_function(fn, context_types=(ServerRequestContext,))
+        if graph.context_parameters:
+            raise TypeError(
+                f"Tool {graph.tool!r}: on the low-level server only resolvers may take the "
+                "request context; give the tool a resolver that extracts what it needs"
+            )
+        tool_name = name or graph.tool
+        if tool_name in self._tools:
+            raise ValueError(f"A tool named {tool_name!r} is already registered")
+        codec = _Sealing(self.sealer, tool_name, self.principal)
+        flow = ToolFlow(graph, codec=codec, max_rounds=self.max_rounds)
+        self._tools[tool_name] = _Tool(fn, tool_name, description, flow)
+        return fn
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[t.definition for t in self._tools.values()])
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        tool = self._tools.get(params.name)
+        if tool is None:
+            return _error(f"Unknown tool: {params.name}")
+        try:
+            validated = tool.arguments.model_validate(params.arguments or {})
+        except ValidationError as exc:
+            fields = sorted(
+                {".".join(str(p) for p in e["loc"]) or "<arguments>" for e in exc.errors()}
+            )
+            return _error(f"Invalid arguments for tool {tool.name!r} (fields: {', '.join(fields)})")
+        arguments = {name: getattr(validated, name) for name in type(validated).model_fields}
+        conn = Connection(
+            version=ctx.protocol_version,
+            session=ctx.session,
+            request_id=ctx.request_id,
+            request_state=params.request_state,
+            input_responses=params.input_responses,
+            context=ctx,
+        )
+
+        async def body(values: dict[str, Any]) -> Any:
+            call = functools.partial(tool.fn, **arguments, **values)
+            if tool.is_async:
+                return await call()
+            return await anyio.to_thread.run_sync(call)
+
+        try:
+            result = await tool.flow.run(conn, arguments, body)
+        except ToolError as exc:
+            return _error(f"Error executing tool {tool.name}: {exc}")
+        except MCPError:
+            raise
+        except Exception:
+            logger.exception("Tool %r raised an unexpected exception", tool.name)
+            return _error(f"Error executing tool {tool.name}")
+        if isinstance(result, (types.InputRequiredResult, types.CallToolResult)):
+            return result
+        return _result(result)
+
+
+def _error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def _result(value: Any) -> types.CallToolResult:
+    if isinstance(value, str):
+        return types.CallToolResult(content=[types.TextContent(type="text", text=value)])
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    structured = value if isinstance(value, dict) else {"result": value}
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structured_content=structured
+    )
