@@ -13,8 +13,17 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from .questions import _ACTIONS, Answer, Question
+
+
+def _recorded(answer: Answer) -> list[Any]:
+    item: list[Any] = [answer.digest, answer.action]
+    if answer.content is not None:
+        item.append(dict(answer.content))
+    return item
+
 
 VERSION = 1
 
@@ -30,14 +39,28 @@ class RoundState:
     answers: dict[str, Answer] = field(default_factory=dict)
     asked: dict[str, str] = field(default_factory=dict)
     rounds: int = 0
+    changes: dict[str, int] = field(default_factory=dict)
+    token: str | None = None
 
     def encode(self) -> str:
-        recorded = {
-            key: [a.digest, a.action] + ([dict(a.content)] if a.content is not None else [])
+        body: dict[str, Any] = {
+            "v": VERSION,
+            "n": self.rounds,
+            "a": {key: _recorded(a) for key, a in self.answers.items()},
+            "q": self.asked,
+        }
+        if self.changes:
+            body["c"] = self.changes
+        if self.token is not None:
+            body["i"] = self.token
+        return json.dumps(body, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+    def sizes(self) -> dict[str, int]:
+        """Encoded bytes per recorded answer, to say what made a state large."""
+        return {
+            key: len(json.dumps(_recorded(a), ensure_ascii=False).encode())
             for key, a in self.answers.items()
         }
-        body = {"v": VERSION, "n": self.rounds, "a": recorded, "q": self.asked}
-        return json.dumps(body, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
 
     @classmethod
     def decode(cls, text: str | None) -> RoundState:
@@ -51,6 +74,13 @@ class RoundState:
         if not isinstance(body, dict) or body.get("v") != VERSION:
             raise StateError("unknown version")
         rounds, recorded, asked = body.get("n"), body.get("a"), body.get("q")
+        changes, token = body.get("c", {}), body.get("i")
+        if not (
+            isinstance(changes, dict)
+            and all(isinstance(n, int) and n >= 0 for n in changes.values())
+            and (token is None or isinstance(token, str))
+        ):
+            raise StateError("malformed")
         if not (isinstance(rounds, int) and rounds >= 0 and isinstance(recorded, dict)):
             raise StateError("malformed")
         if not (isinstance(asked, dict) and all(isinstance(d, str) for d in asked.values())):
@@ -66,7 +96,9 @@ class RoundState:
             if content is not None and not isinstance(content, dict):
                 raise StateError("malformed answer")
             answers[key] = Answer(action, content, digest=digest)
-        return cls(answers=answers, asked=dict(asked), rounds=rounds)
+        return cls(
+            answers=answers, asked=dict(asked), rounds=rounds, changes=dict(changes), token=token
+        )
 
     def next_round(
         self, used: Mapping[str, tuple[Question, Answer]], asked: tuple[Question, ...]
@@ -74,15 +106,24 @@ class RoundState:
         """The state to send with the next round's questions.
 
         Keeps only the answers this round actually consumed (a resolver asked that exact
-        question again), re-pinned to the question they answered, and records which
-        questions go out now.
+        question again), re-pinned to the question they answered, records which questions
+        go out now, and counts, per question, how many consecutive rounds it came back
+        worded differently (a question built from a clock never settles).
         """
         answers = {
             key: Answer(answer.action, answer.content, digest=question.digest)
             for key, (question, answer) in used.items()
         }
+        changes = {}
+        for question in asked:
+            previous = self.asked.get(question.key)
+            if previous is not None and previous != question.digest:
+                changes[question.key] = self.changes.get(question.key, 0) + 1
         return RoundState(
-            answers=answers, asked={q.key: q.digest for q in asked}, rounds=self.rounds + 1
+            answers=answers,
+            asked={q.key: q.digest for q in asked},
+            rounds=self.rounds + 1,
+            changes=changes,
         )
 
     def answers_with(self, responses: Mapping[str, Answer]) -> dict[str, Answer]:

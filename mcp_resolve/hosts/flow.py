@@ -12,10 +12,13 @@ far, and the retry resumes. A `StateCodec` seals that state where the host does 
 from __future__ import annotations
 
 import logging
+import secrets
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import mcp_types as types
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import is_version_at_least
@@ -26,6 +29,7 @@ from ..errors import ResolutionError
 from ..graph import ResolverGraph
 from ..markers import Elicit, ElicitURL
 from ..questions import Answer, Question
+from ..seal import ReplayGuard
 from ..state import RoundState, StateError
 from . import completion
 
@@ -33,6 +37,9 @@ logger = logging.getLogger("mcp_resolve")
 
 MODERN = "2026-07-28"
 DEFAULT_MAX_ROUNDS = 16
+DEFAULT_MAX_STATE_BYTES = 16 * 1024
+REPLAY_MEMORY_SECONDS = 660.0  # a sealed state lives 10 minutes; remember it a little longer
+STATE_REFUSED = "Invalid or expired requestState"
 
 
 @dataclass(slots=True)
@@ -74,11 +81,19 @@ class ToolFlow:
         *,
         codec: StateCodec | None = None,
         max_rounds: int = DEFAULT_MAX_ROUNDS,
+        max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
+        replay_guard: ReplayGuard | None = None,
     ) -> None:
+        if not (isinstance(max_rounds, int) and max_rounds >= 1):
+            raise ValueError(f"max_rounds must be a positive integer, got {max_rounds!r}")
+        if not (isinstance(max_state_bytes, int) and max_state_bytes >= 256):
+            raise ValueError(f"max_state_bytes must be an integer >= 256, got {max_state_bytes!r}")
         self.graph = graph
         self.tool = graph.tool
         self.codec = codec
         self.max_rounds = max_rounds
+        self.max_state_bytes = max_state_bytes
+        self.replay_guard = replay_guard
         self.by_key = {node.key: node for node in graph.nodes}
 
     async def run(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
@@ -175,6 +190,8 @@ class ToolFlow:
                 state = RoundState.decode(text)
             except StateError as exc:
                 logger.info("Tool %r: request state ignored (%s); asking again", self.tool, exc)
+            if self.replay_guard is not None:
+                await self._claim(state)
         async with self.graph.start(arguments, conn.context) as resolution:
             with self._translated(resolution):
                 answers = None
@@ -189,11 +206,68 @@ class ToolFlow:
                 if isinstance(outcome, Suspended):
                     following = state.next_round(resolution.used or {}, outcome.questions)
                     self._check_rounds(following.rounds)
+                    self._check_changes(following, outcome.questions)
+                    if self.replay_guard is not None:
+                        following.token = secrets.token_hex(16)
                     encoded = following.encode()
                     if self.codec is not None:
                         encoded = self.codec.seal(encoded, conn, arguments)
+                    self._check_size(following, encoded)
                     return wire.input_required(outcome.questions, encoded)
             return await body(outcome.values)
+
+    async def _claim(self, state: RoundState) -> None:
+        """At most once: a state whose token was already used is refused like a forged one."""
+        guard = self.replay_guard
+        if guard is None:
+            return
+        if state.token is None or not await guard.claim(
+            state.token, time.time() + REPLAY_MEMORY_SECONDS
+        ):
+            logger.info("Tool %r: request state refused (replayed or untracked)", self.tool)
+            raise MCPError(code=types.INVALID_PARAMS, message=STATE_REFUSED)
+
+    def _check_changes(self, state: RoundState, questions: tuple[Question, ...]) -> None:
+        """A question worded differently round after round would be asked forever."""
+        for question in questions:
+            changes = state.changes.get(question.key, 0)
+            if changes == 1:
+                logger.warning(
+                    "Tool %r: resolver %r asked its question again with different wording; "
+                    "build questions from the tool's arguments and earlier answers only",
+                    self.tool,
+                    question.resolver,
+                )
+            elif changes >= 2:
+                raise ResolutionError(
+                    f"Resolver {question.resolver!r} for parameter {question.parameter!r} "
+                    f"asks a differently worded question every round (tool {self.tool!r}), "
+                    "so it could never be answered: build questions from the tool's "
+                    "arguments and earlier answers only, not from times, prices or counters",
+                    tool=self.tool,
+                    resolver=question.resolver,
+                    parameter=question.parameter,
+                )
+
+    def _check_size(self, state: RoundState, encoded: str) -> None:
+        size = len(encoded.encode())
+        if size <= self.max_state_bytes:
+            return
+        sizes = state.sizes()
+        largest = sorted(sizes, key=sizes.__getitem__, reverse=True)[:3]
+        named = ", ".join(
+            f"resolver {self.by_key[k].name!r} (parameter {self.by_key[k].parameter!r}, "
+            f"{sizes[k]} bytes)"
+            for k in largest
+            if k in self.by_key
+        )
+        raise ResolutionError(
+            f"Tool {self.tool!r}: the request state would be {size} bytes, over the budget "
+            f"of {self.max_state_bytes}; the largest recorded answers are from "
+            f"{named or 'no resolver (the questions themselves)'}. Ask for less per "
+            "question, or raise max_state_bytes",
+            tool=self.tool,
+        )
 
     def _responses(self, conn: Connection, state: RoundState) -> dict[str, Answer]:
         responses: dict[str, Answer] = {}

@@ -29,7 +29,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError, create_model
 
 from ..graph import ResolverGraph
-from ..seal import MESSAGE, Binding, InvalidState, KeyRing, StateSealer
+from ..seal import MESSAGE, Binding, InvalidState, KeyRing, ReplayGuard, StateSealer
 from .flow import Connection, ToolFlow
 
 logger = logging.getLogger("mcp_resolve")
@@ -97,12 +97,16 @@ class ResolvedTools:
         sealer: StateSealer | None = None,
         principal: Principal | None = None,
         max_rounds: int = 16,
+        max_state_bytes: int = 16 * 1024,
+        replay_guard: ReplayGuard | None = None,
     ) -> None:
         if keys is not None and sealer is not None:
             raise TypeError("ResolvedTools() takes keys or a sealer, not both")
         self.sealer = sealer or StateSealer(keys or KeyRing.generate())
         self.principal = principal
         self.max_rounds = max_rounds
+        self.max_state_bytes = max_state_bytes
+        self.replay_guard = replay_guard
         self._tools: dict[str, _Tool] = {}
 
     def add(
@@ -119,7 +123,13 @@ class ResolvedTools:
         if tool_name in self._tools:
             raise ValueError(f"A tool named {tool_name!r} is already registered")
         codec = _Sealing(self.sealer, tool_name, self.principal)
-        flow = ToolFlow(graph, codec=codec, max_rounds=self.max_rounds)
+        flow = ToolFlow(
+            graph,
+            codec=codec,
+            max_rounds=self.max_rounds,
+            max_state_bytes=self.max_state_bytes,
+            replay_guard=self.replay_guard,
+        )
         self._tools[tool_name] = _Tool(fn, tool_name, description, flow)
         return fn
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar, Union, get_type_hints
+from typing import Any, TypeVar, Union, get_type_hints, overload
 
 import anyio.to_thread
 import mcp_types as types
@@ -25,30 +25,64 @@ from mcp.server.mcpserver import Context, MCPServer
 
 from ..graph import ResolverGraph
 from ..markers import Resolve
+from ..seal import ReplayGuard
 from . import completion
-from .flow import Connection, ToolFlow, notify
+from .flow import DEFAULT_MAX_ROUNDS, DEFAULT_MAX_STATE_BYTES, Connection, ToolFlow, notify
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _CTX = "mcp_resolve_ctx"
 
 
-def resolved(fn: F) -> F:
+@overload
+def resolved(fn: F, /) -> F: ...
+
+
+@overload
+def resolved(
+    *,
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+    max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
+    replay_guard: ReplayGuard | None = None,
+) -> Callable[[F], F]: ...
+
+
+def resolved(
+    fn: F | None = None,
+    /,
+    *,
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+    max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
+    replay_guard: ReplayGuard | None = None,
+) -> F | Callable[[F], F]:
     """Fill `fn`'s `Annotated[T, Resolve(...)]` parameters before it runs; put under `@tool()`.
 
     Graph errors (a cycle, a parameter nothing can fill, a question schema a client cannot
-    render) raise here, when the server module is imported.
+    render) raise here, when the server module is imported. Used bare (`@resolved`) or
+    with budgets (`@resolved(max_rounds=8)`): `max_rounds` caps the rounds of one call on
+    2026-07-28 connections, `max_state_bytes` the size of the request state, and a
+    `replay_guard` makes each request state usable once (see `mcp_resolve.seal`).
     """
-    if not callable(fn):
-        raise TypeError(f"@resolved decorates a function, got {fn!r}")
-    graph = ResolverGraph.from_function(fn, context_types=(Context,))
-    return _Host(fn, graph).wrapper  # type: ignore[return-value]
+
+    def decorate(function: F) -> F:
+        if not callable(function):
+            raise TypeError(f"@resolved decorates a function, got {function!r}")
+        graph = ResolverGraph.from_function(function, context_types=(Context,))
+        flow = ToolFlow(
+            graph,
+            max_rounds=max_rounds,
+            max_state_bytes=max_state_bytes,
+            replay_guard=replay_guard,
+        )
+        return _Host(function, graph, flow).wrapper  # type: ignore[return-value]
+
+    return decorate if fn is None else decorate(fn)
 
 
 class _Host:
     """Everything one decorated function needs at call time, computed at decoration."""
 
-    def __init__(self, fn: Callable[..., Any], graph: ResolverGraph) -> None:
+    def __init__(self, fn: Callable[..., Any], graph: ResolverGraph, flow: ToolFlow) -> None:
         self.fn = fn
         self.graph = graph
         self.tool = graph.tool
@@ -57,7 +91,7 @@ class _Host:
         self.model_names = tuple(p.name for p in graph.model_parameters)
         self.own_ctx = graph.context_parameters[0] if graph.context_parameters else None
         self.ctx_name = self.own_ctx or _CTX
-        self.flow = ToolFlow(graph)
+        self.flow = flow
         self.wrapper = self._make_wrapper()
 
     def _make_wrapper(self) -> Callable[..., Awaitable[Any]]:

@@ -1,0 +1,391 @@
+"""Drive a resolved tool to its result without a server, answering questions as a user would.
+
+`call()` does what a host adapter does (`hosts/mcp.py`), with a scripted user in place of
+the client, and records every question asked. Answers travel as a client's would: an
+outcome or a model is turned into the form content a client sends (JSON), so a tool is
+tested against what it will really receive.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import weakref
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar, overload
+
+import anyio.to_thread
+from pydantic import BaseModel
+
+from ..engine import Resolved, Suspended
+from ..errors import ResolutionError
+from ..graph import ResolverGraph
+from ..markers import Elicit
+from ..nodes import callable_name, identity
+from ..outcomes import (
+    AcceptedElicitation,
+    AcceptedUrlElicitation,
+    CancelledElicitation,
+    DeclinedElicitation,
+)
+from ..questions import Answer, Question
+from ..state import RoundState
+from .trace import Trace, traced_graph
+
+R = TypeVar("R")
+Mode = Literal["rounds", "in_process"]
+
+AnswerLike = (
+    Answer
+    | AcceptedElicitation[Any]
+    | AcceptedUrlElicitation
+    | DeclinedElicitation
+    | CancelledElicitation
+    | BaseModel
+    | Mapping[str, Any]
+    | str
+)
+"""What a test may answer with: an `Answer`; an outcome; a model or a content dict (both
+mean accept with that content); or an action (`"decline"`, `"cancel"`, `"accept"` for a
+URL question)."""
+
+AskedQuestionHandler = Callable[["AskedQuestion"], AnswerLike | Awaitable[AnswerLike | None] | None]
+"""A scripted user: called with each question, returns (or awaits) its answer."""
+Answers = Mapping[Any, AnswerLike] | AskedQuestionHandler
+
+DEFAULT_MAX_ROUNDS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class AskedQuestion:
+    """A question the tool asked during `call()`, as the client saw it.
+
+    `schema` is the rendered `requestedSchema` of a form question, `url` the page of a URL
+    question; `model` is the form's pydantic model (for `answers_for(question.model)`).
+    `round` is the round it was asked in, counting from 1.
+    """
+
+    key: str
+    resolver: str
+    parameter: str
+    message: str
+    kind: Literal["form", "url"]
+    schema: dict[str, Any] | None
+    url: str | None
+    round: int
+    model: type[BaseModel] | None
+    digest: str
+
+    @classmethod
+    def of(cls, question: Question, round: int) -> AskedQuestion:
+        request = question.request
+        rendered = question.rendered()
+        form = isinstance(request, Elicit)
+        return cls(
+            key=question.key,
+            resolver=question.resolver,
+            parameter=question.parameter,
+            message=request.message,
+            kind="form" if form else "url",
+            schema=rendered["requestedSchema"] if form else None,
+            url=None if form else rendered["url"],
+            round=round,
+            model=request.schema if isinstance(request, Elicit) else None,
+            digest=question.digest,
+        )
+
+
+@dataclass(slots=True)
+class CallResult(Generic[R]):
+    """What `call()` saw: the tool's return value, the questions in the order they were
+    asked, and how many rounds the call took (1 when nothing was asked)."""
+
+    result: R
+    questions: list[AskedQuestion]
+    rounds: int
+    mode: Mode
+    recorded: Trace | None = field(default=None, repr=False)
+
+    @property
+    def trace(self) -> Trace:
+        """The resolution trace; only recorded by `call(..., trace=True)`."""
+        if self.recorded is None:
+            raise ValueError("no trace was recorded: pass trace=True to call()")
+        return self.recorded
+
+    @property
+    def keys(self) -> list[str]:
+        """The keys of the questions asked, in order."""
+        return [q.key for q in self.questions]
+
+
+class UnansweredQuestion(LookupError):
+    """The tool asked a question the test gave no answer for."""
+
+    def __init__(self, question: AskedQuestion, tool: str) -> None:
+        super().__init__(
+            f"Tool {tool!r} asked {question.key!r} (resolver {question.resolver!r} for "
+            f"parameter {question.parameter!r}, round {question.round}): "
+            f"{question.message!r}, and no answer was given; pass "
+            f"answers={{{question.key!r}: ...}} or key it by the resolver function"
+        )
+        self.question = question
+        self.tool = tool
+
+
+@overload
+async def call(
+    tool: Callable[..., Coroutine[Any, Any, R]],
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    answers: Answers | None = None,
+    context: Any = None,
+    mode: Mode = "rounds",
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+    trace: bool = False,
+    context_types: tuple[type, ...] = (),
+) -> CallResult[R]: ...
+
+
+@overload
+async def call(
+    tool: Callable[..., R],
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    answers: Answers | None = None,
+    context: Any = None,
+    mode: Mode = "rounds",
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+    trace: bool = False,
+    context_types: tuple[type, ...] = (),
+) -> CallResult[R]: ...
+
+
+async def call(
+    tool: Callable[..., Any],
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    answers: Answers | None = None,
+    context: Any = None,
+    mode: Mode = "rounds",
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+    trace: bool = False,
+    context_types: tuple[type, ...] = (),
+) -> CallResult[Any]:
+    """Call `tool` with `arguments`, answering its questions from `answers`.
+
+    `tool` is a plain function with `Resolve(...)` parameters or a `@resolved` wrapper.
+    `arguments` are the tool's own arguments by parameter name, passed as given (no
+    validation: the server's SDK does that before a tool is called). `answers` maps a
+    question key, or the resolver function itself, to an answer (see `AnswerLike`), or
+    is a callable `(AskedQuestion) -> answer` (may be async) consulted for every question;
+    a question with no answer raises `UnansweredQuestion`. `context` is given to resolver
+    parameters and tool parameters annotated with a context type (for a plain function,
+    name those types in `context_types`; a `@resolved` tool uses the SDK's `Context`).
+
+    `mode="rounds"` (the default) runs the 2026-07-28 semantics: each round is a new
+    resolution, so resolvers run again every round, and only answers recorded in the
+    request state, pinned to the exact question, are reused; a question worded
+    differently on the next round is asked again. `mode="in_process"` is the legacy
+    connection: one resolution, resumed with each round's answers, running no resolver
+    twice. A tool that works in rounds also works in process, not always the other way,
+    hence the default. More than `max_rounds` rounds of questions raise `ResolutionError`,
+    as a server would.
+
+    `trace=True` records which resolvers ran, when and where (`CallResult.trace`).
+    """
+    if mode not in ("rounds", "in_process"):
+        raise ValueError(f"mode must be 'rounds' or 'in_process', got {mode!r}")
+    graph = _graph_of(tool, context_types)
+    arguments = dict(arguments or {})
+    given = sorted(graph.resolved_parameters & arguments.keys())
+    if given:
+        raise TypeError(
+            f"{graph.tool}() parameter(s) {', '.join(given)} are filled by resolvers, not "
+            "by arguments; replace a resolver with override() instead"
+        )
+    recorder = Trace() if trace else None
+    running = traced_graph(graph, recorder) if recorder is not None else graph
+    driver = _Driver(graph, answers, context, max_rounds, recorder)
+    if mode == "rounds":
+        result = await driver.rounds(running, arguments)
+    else:
+        result = await driver.in_process(running, arguments)
+    return CallResult(result, driver.questions, driver.round, mode, recorder)
+
+
+_graphs: weakref.WeakKeyDictionary[Any, dict[tuple[type, ...], ResolverGraph]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _graph_of(tool: Callable[..., Any], context_types: tuple[type, ...]) -> ResolverGraph:
+    """The `@resolved` wrapper's own graph, or one built (once) from a plain function."""
+    graph = getattr(tool, "__mcp_resolve_graph__", None)
+    if isinstance(graph, ResolverGraph):
+        return graph
+    try:
+        built = _graphs.setdefault(tool, {})
+    except TypeError:  # not weakly referenceable: analyse every time
+        built = {}
+    graph = built.get(context_types)
+    if graph is None:
+        graph = built[context_types] = ResolverGraph.from_function(
+            tool, context_types=context_types
+        )
+    return graph
+
+
+class _Driver:
+    """One `call()`: the rounds, the scripted user, and what was asked."""
+
+    def __init__(
+        self,
+        graph: ResolverGraph,
+        answers: Answers | None,
+        context: Any,
+        max_rounds: int,
+        trace: Trace | None,
+    ) -> None:
+        self.graph = graph
+        self.context = context
+        self.max_rounds = max_rounds
+        self.trace = trace
+        self.questions: list[AskedQuestion] = []
+        self.round = 1
+        self.handler: AskedQuestionHandler | None = None
+        self.table: dict[str, AnswerLike] = {}
+        if answers is None or isinstance(answers, Mapping):
+            self.table = self._by_key(answers or {})
+        elif callable(answers):
+            self.handler = answers
+        else:
+            raise TypeError(f"answers must be a mapping or a callable, got {answers!r}")
+
+    def _by_key(self, answers: Mapping[Any, AnswerLike]) -> dict[str, AnswerLike]:
+        """Key every answer by question key, checking each names a resolver of this tool."""
+        graphs = (self.graph, self.graph.effective())
+        keys = {node.key for g in graphs for node in g.nodes}
+        by_resolver = {identity(node.fn): node.key for g in graphs for node in g.nodes}
+        table: dict[str, AnswerLike] = {}
+        for key, answer in answers.items():
+            if isinstance(key, str):
+                if key not in keys:
+                    known = ", ".join(sorted(keys)) or "none"
+                    raise KeyError(
+                        f"answers name the question key {key!r}, which no resolver of tool "
+                        f"{self.graph.tool!r} has (keys: {known})"
+                    )
+                table[key] = answer
+            elif callable(key):
+                found = by_resolver.get(identity(key))
+                if found is None:
+                    raise KeyError(
+                        f"answers name the resolver {callable_name(key)!r}, which tool "
+                        f"{self.graph.tool!r} does not use"
+                    )
+                table[found] = answer
+            else:
+                raise TypeError(f"answers must be keyed by question key or resolver, got {key!r}")
+        return table
+
+    async def _ask(self, questions: tuple[Question, ...]) -> dict[str, Answer]:
+        """One round of questions, answered in order, as a host would; then the next round."""
+        if self.round > self.max_rounds:
+            raise ResolutionError(
+                f"Tool {self.graph.tool!r} asked questions in more than {self.max_rounds} "
+                "rounds (max_rounds). In rounds mode a question worded from changing data is "
+                "new every round: build questions from the arguments and earlier answers only",
+                tool=self.graph.tool,
+            )
+        answers = {q.key: await self._answer(q) for q in questions}
+        self.round += 1
+        if self.trace is not None:
+            self.trace.round = self.round
+        return answers
+
+    async def rounds(self, graph: ResolverGraph, arguments: dict[str, Any]) -> Any:
+        """2026-07-28: a fresh resolution per round; only pinned answers carry over."""
+        state = RoundState()
+        responses: dict[str, Answer] = {}
+        while True:
+            async with graph.start(arguments, self.context) as resolution:
+                recorded = state.answers_with(responses) if state.asked or state.answers else None
+                outcome = await resolution.resolve(recorded)
+                if isinstance(outcome, Resolved):
+                    return await self._body(arguments, outcome)
+                following = state.next_round(resolution.used or {}, outcome.questions)
+            # The state travels through the client as JSON: what does not survive that, fails.
+            state = RoundState.decode(following.encode())
+            responses = await self._ask(outcome.questions)
+
+    async def in_process(self, graph: ResolverGraph, arguments: dict[str, Any]) -> Any:
+        """Legacy: one resolution, resumed with each round's answers."""
+        async with graph.start(arguments, self.context) as resolution:
+            outcome = await resolution.resolve()
+            while isinstance(outcome, Suspended):
+                outcome = await resolution.resolve(await self._ask(outcome.questions))
+            return await self._body(arguments, outcome)
+
+    async def _answer(self, question: Question) -> Answer:
+        asked = AskedQuestion.of(question, self.round)
+        self.questions.append(asked)
+        raw: Any
+        if self.handler is not None:
+            raw = self.handler(asked)
+            if inspect.isawaitable(raw):
+                raw = await raw
+        else:
+            raw = self.table.get(question.key)
+        if raw is None:
+            raise UnansweredQuestion(asked, self.graph.tool)
+        return _as_answer(raw, asked)
+
+    async def _body(self, arguments: dict[str, Any], done: Resolved) -> Any:
+        """Run the tool body (inside the resolution, so generator cleanup follows it)."""
+        kwargs = {**arguments, **done.values}
+        for name in self.graph.context_parameters:
+            kwargs[name] = self.context
+        function = self.graph.function
+        if inspect.iscoroutinefunction(function):
+            return await function(**kwargs)
+        return await anyio.to_thread.run_sync(functools.partial(function, **kwargs))
+
+
+_ACTIONS = {action: Answer(action) for action in ("accept", "decline", "cancel")}
+
+
+def _as_answer(raw: Any, question: AskedQuestion) -> Answer:
+    """What a client would send for `raw`: an action, and form content as JSON."""
+    if isinstance(raw, str) and raw in _ACTIONS:
+        answer = _ACTIONS[raw]
+    elif isinstance(raw, Answer):
+        answer = raw
+    elif isinstance(raw, DeclinedElicitation):
+        answer = Answer("decline")
+    elif isinstance(raw, CancelledElicitation):
+        answer = Answer("cancel")
+    elif isinstance(raw, AcceptedUrlElicitation):
+        answer = Answer("accept")
+    elif isinstance(raw, (AcceptedElicitation, BaseModel)):
+        data = raw.data if isinstance(raw, AcceptedElicitation) else raw
+        answer = Answer("accept", data.model_dump(mode="json", by_alias=True, exclude_none=True))
+    elif isinstance(raw, Mapping):
+        answer = Answer("accept", raw)
+    else:
+        raise TypeError(
+            f"the answer to {question.key!r} (resolver {question.resolver!r}) must be an "
+            f"Answer, an outcome, a model, a content dict or an action, got {raw!r}"
+        )
+    if question.kind == "url" or answer.content is None:
+        return Answer(answer.action, None, digest=answer.digest)  # a URL answer has no content
+    try:
+        content = json.loads(json.dumps(dict(answer.content)))
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"the answer to {question.key!r} (resolver {question.resolver!r}) is not JSON, "
+            f"as a client's would be ({exc}); give dates and the like as strings"
+        ) from None
+    return Answer(answer.action, content, digest=answer.digest)
