@@ -177,6 +177,11 @@ class Resolution:
         self.failed: Node | None = None
         self.used: dict[str, tuple[Question, Answer]] | None = None
 
+    @property
+    def graph(self) -> ResolverGraph:
+        """The graph this call runs (a re-planned copy while a test overrides a resolver)."""
+        return self._graph
+
     async def __aenter__(self) -> Resolution:
         return self
 

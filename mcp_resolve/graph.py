@@ -168,6 +168,7 @@ class ResolverGraph:
         wrapped = getattr(fn, "__mcp_resolve_graph__", None)
         if isinstance(wrapped, ResolverGraph):
             fn = wrapped.function
+            context_types = context_types or wrapped.context_types
         tool = name or getattr(fn, "__name__", None) or callable_name(fn)
         return _Builder(fn, tool, context_types).build()
 

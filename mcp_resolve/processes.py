@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -30,13 +31,25 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def http_server(name: str, *, stateless: bool = False, timeout: float = 20.0) -> Iterator[str]:
-    """Run `examples/<name>.py --http 127.0.0.1:PORT`; yield its `/mcp` URL; stop it after."""
+def http_server(
+    name: str,
+    *,
+    stateless: bool = False,
+    timeout: float = 20.0,
+    env: Mapping[str, str] | None = None,
+) -> Iterator[str]:
+    """Run `examples/<name>.py --http 127.0.0.1:PORT`; yield its `/mcp` URL; stop it after.
+
+    `env` adds variables to the child's environment (keys for sealing, for example).
+    """
     port = free_port()
     args = [sys.executable, str(example_path(name)), "--http", f"127.0.0.1:{port}"]
     if stateless:
         args.append("--stateless")
-    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    environment = {**os.environ, **env} if env else None
+    process = subprocess.Popen(
+        args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=environment
+    )
     try:
         deadline = time.monotonic() + timeout
         while True:

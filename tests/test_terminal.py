@@ -55,7 +55,7 @@ def test_a_form_is_filled_with_yes_no_numbers_choices_and_defaults() -> None:
 
 
 def test_a_value_that_does_not_fit_is_asked_again() -> None:
-    ask, prompts = typing_("maybe", "no", "9", "3", "7", "1", "", "", "")
+    ask, _ = typing_("maybe", "no", "9", "3", "7", "1", "", "", "")
     output: list[str] = []
     content = fill_form(render_elicitation_schema(Order), ask, output.append)
     assert content["gift"] is False

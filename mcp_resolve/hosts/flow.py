@@ -196,7 +196,8 @@ class ToolFlow:
             with self._translated(resolution):
                 answers = None
                 if state.asked or state.answers:
-                    answers = state.answers_with(self._responses(conn, state))
+                    responses = self._responses(conn, state, resolution.graph)
+                    answers = state.answers_with(responses)
                 outcome = await resolution.resolve(answers)
                 while isinstance(outcome, Suspended):
                     fallbacks = self._fallbacks(conn, outcome.questions)
@@ -212,7 +213,7 @@ class ToolFlow:
                     encoded = following.encode()
                     if self.codec is not None:
                         encoded = self.codec.seal(encoded, conn, arguments)
-                    self._check_size(following, encoded)
+                    self._check_size(following, encoded, resolution.graph)
                     return wire.input_required(outcome.questions, encoded)
             return await body(outcome.values)
 
@@ -249,17 +250,17 @@ class ToolFlow:
                     parameter=question.parameter,
                 )
 
-    def _check_size(self, state: RoundState, encoded: str) -> None:
+    def _check_size(self, state: RoundState, encoded: str, graph: ResolverGraph) -> None:
         size = len(encoded.encode())
         if size <= self.max_state_bytes:
             return
+        by_key = {node.key: node for node in graph.nodes}
         sizes = state.sizes()
         largest = sorted(sizes, key=sizes.__getitem__, reverse=True)[:3]
         named = ", ".join(
-            f"resolver {self.by_key[k].name!r} (parameter {self.by_key[k].parameter!r}, "
-            f"{sizes[k]} bytes)"
+            f"resolver {by_key[k].name!r} (parameter {by_key[k].parameter!r}, {sizes[k]} bytes)"
             for k in largest
-            if k in self.by_key
+            if k in by_key
         )
         raise ResolutionError(
             f"Tool {self.tool!r}: the request state would be {size} bytes, over the budget "
@@ -269,10 +270,15 @@ class ToolFlow:
             tool=self.tool,
         )
 
-    def _responses(self, conn: Connection, state: RoundState) -> dict[str, Answer]:
+    def _responses(
+        self, conn: Connection, state: RoundState, graph: ResolverGraph
+    ) -> dict[str, Answer]:
+        """This round's answers, read against the graph the call really runs (which an
+        override in a test may have replaced)."""
         responses: dict[str, Answer] = {}
+        by_key = self.by_key if graph is self.graph else {n.key: n for n in graph.nodes}
         for key, response in (conn.input_responses or {}).items():
-            node = self.by_key.get(key)
+            node = by_key.get(key)
             if node is None or key not in state.asked:
                 continue  # unknown keys, and answers without the state that asked, are ignored
             responses[key] = wire.answer_from(
