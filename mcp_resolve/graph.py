@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args, get_origin
 
+from fast_depends import dependency_provider as fast_depends_provider
+from fast_depends.dependencies import Dependant
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
@@ -78,6 +80,24 @@ class _Overrides:
 _overrides = _Overrides()
 
 
+class _DependsMarker(Resolve):
+    """fast-depends' `Depends(fn)` translated into a `Resolve` when the graph is built.
+
+    Nothing of fast-depends runs at call time: its dependency functions are resolvers like
+    any other. `use_cache=False` keeps its meaning (a separate run for each consumer).
+    """
+
+    __slots__ = ("use_cache",)
+
+    def __init__(self, fn: Callable[..., Any], use_cache: bool) -> None:
+        super().__init__(fn)
+        self.use_cache = use_cache
+
+
+def _from_depends(dependant: Dependant) -> Resolve:
+    return _DependsMarker(dependant.dependency, bool(dependant.use_cache))
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
     """A resolved parameter of the tool: which node fills it and how its value is shaped."""
@@ -98,6 +118,7 @@ class ResolverGraph:
     """
 
     __slots__ = (
+        "_depends",
         "_finish",
         "_planned",
         "_seen_version",
@@ -124,9 +145,11 @@ class ResolverGraph:
         model_parameters: tuple[inspect.Parameter, ...],
         context_parameters: tuple[str, ...],
         context_types: tuple[type, ...],
+        depends: frozenset[object] = frozenset(),
     ) -> None:
         self.tool = tool
         self.function = function
+        self._depends = depends  # resolvers declared with fast-depends' Depends
         self.nodes = nodes
         self.targets = targets
         self.model_parameters = model_parameters
@@ -146,7 +169,7 @@ class ResolverGraph:
         self.levels = tuple(tuple(levels[k]) for k in sorted(levels))
         # The override version this graph was last found unaffected by (-1: check first).
         self._seen_version = -1 if _overrides.active else _overrides.version
-        self._planned: tuple[int, ResolverGraph] | None = None
+        self._planned: tuple[tuple[int, tuple[tuple[int, int], ...]], ResolverGraph] | None = None
 
     @classmethod
     def from_function(
@@ -184,7 +207,9 @@ class ResolverGraph:
         resolved parameter's name are ignored. `context` is injected into every resolver
         parameter annotated with one of the graph's context types.
         """
-        if _overrides.version != self._seen_version:
+        if _overrides.version != self._seen_version or (
+            self._depends and fast_depends_provider.overrides
+        ):
             return Resolution(self.effective(), arguments, context)
         return Resolution(self, arguments, context)
 
@@ -196,19 +221,32 @@ class ResolverGraph:
         original (and a host's key map) still apply; it is cached until the overrides change.
         """
         version = _overrides.version
-        if version == self._seen_version:
+        borrowed = self._depends_overrides()
+        if version == self._seen_version and not borrowed:
             return self
+        plan_key = (version, tuple((id(k), id(v[1])) for k, v in borrowed.items()))
         planned = self._planned
-        if planned is not None and planned[0] == version:
+        if planned is not None and planned[0] == plan_key:
             return planned[1]
-        active = _overrides.active
+        active = {**borrowed, **_overrides.active} if borrowed else _overrides.active
         if not any(identity(node.fn) in active for node in self.nodes):
             self._planned = None
-            self._seen_version = version
+            if not borrowed:
+                self._seen_version = version
             return self
         graph = _Builder(self.function, self.tool, self.context_types, active).build()
-        self._planned = (version, graph)
+        self._planned = (plan_key, graph)
         return graph
+
+    def _depends_overrides(self) -> dict[object, tuple[Callable[..., Any], Callable[..., Any]]]:
+        """fast-depends' `dependency_provider.override(...)` entries that touch this graph."""
+        if not self._depends or not fast_depends_provider.overrides:
+            return {}
+        found: dict[object, tuple[Callable[..., Any], Callable[..., Any]]] = {}
+        for original, model in fast_depends_provider.overrides.items():
+            if callable(original) and identity(original) in self._depends:
+                found[identity(original)] = (original, model.call)
+        return found
 
     def _compile(self) -> Walk:
         """Generate the straight-line walk (again, after the engine learned something)."""
@@ -239,6 +277,8 @@ class _Builder:
         self.nodes: dict[object, Node] = {}
         self.order: list[object] = []
         self.stack: list[tuple[object, str]] = []
+        self.bases: dict[object, object] = {}  # node id -> the resolver's own identity
+        self.from_depends: set[object] = set()  # resolvers declared with fast-depends
 
     def fail(self, message: str) -> InvalidSignature:
         return InvalidSignature(f"Tool {self.tool!r}: {message}")
@@ -255,7 +295,7 @@ class _Builder:
         for param in signature.parameters.values():
             annotation = hints.get(param.name, param.annotation)
             self.reject_resolve_in_union(annotation, None, param.name)
-            marker, inner = self.marker(annotation, None, param.name)
+            marker, inner = self.marker(annotation, None, param.name, param.default)
             if marker is not None:
                 node_id = self.visit(marker, param.name)
                 raw_targets.append((param.name, node_id, inner))
@@ -279,6 +319,7 @@ class _Builder:
             model_parameters=tuple(model),
             context_parameters=tuple(context),
             context_types=self.context_types,
+            depends=frozenset(self.from_depends),
         )
 
     # -- annotations -------------------------------------------------------------------
@@ -306,11 +347,21 @@ class _Builder:
                 )
 
     def marker(
-        self, annotation: Any, resolver: str | None, param: str
+        self, annotation: Any, resolver: str | None, param: str, default: Any = _EMPTY
     ) -> tuple[Resolve | None, Any]:
+        if isinstance(default, Dependant):  # fast-depends: `x: T = Depends(fn)`
+            if get_origin(annotation) is Annotated and any(
+                isinstance(m, (Resolve, Dependant)) for m in annotation.__metadata__
+            ):
+                raise self.fail(f"{self.where(resolver, param)} has more than one Resolve(...)")
+            return _from_depends(default), annotation
         if get_origin(annotation) is not Annotated:
             return None, annotation
-        markers = [m for m in annotation.__metadata__ if isinstance(m, Resolve)]
+        markers = [
+            m if isinstance(m, Resolve) else _from_depends(m)
+            for m in annotation.__metadata__
+            if isinstance(m, (Resolve, Dependant))
+        ]
         if not markers:
             return None, annotation
         if len(markers) > 1:
@@ -320,6 +371,7 @@ class _Builder:
             get_args(annotation)[0],
             [m for m in annotation.__metadata__ if m not in markers],
         )
+        others = [m for m in others if not isinstance(m, Dependant)]
         inner = Annotated.__class_getitem__((base, *others)) if others else base
         return markers[0], inner
 
@@ -344,11 +396,16 @@ class _Builder:
 
     def visit(self, marker: Resolve, consumer_param: str) -> object:
         """Add the resolver behind `marker` (depth first), detecting cycles on the way."""
-        node_id = identity(marker.fn)
+        base = identity(marker.fn)
+        node_id = base
+        if isinstance(marker, _DependsMarker):
+            self.from_depends.add(base)
+            if not marker.use_cache:  # fast-depends' use_cache=False: one run per consumer
+                node_id = ("uncached", base, len(self.bases))
         for i, (seen, _) in enumerate(self.stack):
-            if seen == node_id:
+            if self.bases[seen] == base:
                 names = [self.nodes[s].name for s, _ in self.stack[i:]]
-                path = " -> ".join([*names, self.nodes[node_id].name])
+                path = " -> ".join([*names, self.nodes[seen].name])
                 closer = self.nodes[self.stack[-1][0]].name
                 raise self.fail(
                     f"resolver cycle {path} (closed by parameter {consumer_param!r} of "
@@ -365,8 +422,8 @@ class _Builder:
                 existing.explicit_key = marker.key
             return node_id
         fn = marker.fn
-        if node_id in self.overrides:
-            fn = self.overrides[node_id][1]
+        if base in self.overrides:
+            fn = self.overrides[base][1]
         name = callable_name(fn)
         where = (
             consumer_param
@@ -375,6 +432,7 @@ class _Builder:
         )
         node = Node(fn=fn, name=name, kind=callable_kind(fn), parameter=where)
         node.explicit_key = marker.key
+        self.bases[node_id] = base
         if fn is not marker.fn:
             self.key_sources[id(node)] = marker.fn
         self.nodes[node_id] = node
@@ -405,7 +463,7 @@ class _Builder:
             if self.is_context(annotation):
                 node.context_params.append(param.name)
                 continue
-            marker, inner = self.marker(annotation, node.name, param.name)
+            marker, inner = self.marker(annotation, node.name, param.name, param.default)
             if marker is not None:
                 dep = self.visit(marker, param.name)
                 convert, exact = self.converter(inner, node.name, param.name)
