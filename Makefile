@@ -8,7 +8,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint docs bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,9 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/python -m mypy --strict mcp_resolve
 	$(BIN)/python -m ruff check .
+
+docs: $(STAMP)
+	$(BIN)/python -m mkdocs build --strict
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py
