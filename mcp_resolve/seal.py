@@ -124,7 +124,10 @@ class KeyRing:
     Each secret (bytes, or str taken as its UTF-8 text) must be at least 32 bytes; the AES
     key is derived from it with HKDF-SHA256, so the raw secret is never used or kept. A
     4-byte key id, a hash of the derived key, goes in each token, so unsealing picks its
-    key without trial decryption. To rotate: deploy [new, old], wait one ttl, drop old.
+    key without trial decryption. To rotate across several workers, in three phases, each
+    rolled out everywhere before the next: (1) add the new key *second*, [old, new], so
+    every worker can read it while all still seal with the old one; (2) move it first,
+    [new, old]; (3) after one ttl, drop the old key, [new].
     """
 
     def __init__(self, *secrets: bytes | bytearray | str) -> None:
@@ -280,6 +283,8 @@ class StateSealer:
             raise ValueError("max_token_length must be positive")
         self._keys, self._ttl, self._audience = keys, float(ttl), audience
         self._guard, self._now, self._max = replay_guard, now, max_token_length
+        self.replay_guard = replay_guard
+        self.max_token_length = max_token_length
 
     def seal(self, payload: str, *, binding: Binding) -> str:
         """An opaque token for `payload`, usable only on `binding` and only for `ttl` seconds."""

@@ -156,6 +156,7 @@ async def replay_twice(client: Client) -> None:
         )
     assert info.value.code == -32602
     assert info.value.message == "Invalid or expired requestState"
+    assert info.value.data == {"reason": "invalid_request_state"}  # as the SDK's own refusal
 
 
 async def test_an_at_most_once_state_is_refused_on_reuse_on_mcpserver() -> None:
@@ -189,3 +190,22 @@ def test_budgets_are_validated() -> None:
         resolved(max_rounds=0)(tool)
     with pytest.raises(ValueError, match="max_state_bytes must be an integer >= 256"):
         resolved(max_state_bytes=10)(tool)
+
+
+async def test_a_guard_given_to_the_sealer_makes_low_level_states_single_use() -> None:
+    from mcp_resolve.lowlevel import StateSealer
+
+    async def go(g: Annotated[Go, Resolve(ask)]) -> str:
+        return "went"
+
+    sealer = StateSealer(KeyRing("k" * 32), replay_guard=MemoryReplayGuard())
+    tools = ResolvedTools(sealer=sealer)
+    tools.add(go)
+    low = Server("once", on_list_tools=tools.list_tools, on_call_tool=tools.call_tool)
+    async with Client(low, mode="2026-07-28", elicitation_callback=never) as client:
+        await replay_twice(client)
+
+
+def test_a_state_budget_must_leave_room_for_sealing() -> None:
+    with pytest.raises(ValueError, match="must leave room for sealing"):
+        ResolvedTools(keys=KeyRing("k" * 32), max_state_bytes=200_000)

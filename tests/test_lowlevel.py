@@ -134,6 +134,7 @@ async def test_every_bad_state_gets_the_same_frozen_error(
         still = await client.call_tool("delete_folder", {"path": "/elsewhere"})
     assert info.value.code == -32602
     assert info.value.message == "Invalid or expired requestState"
+    assert info.value.data == {"reason": "invalid_request_state"}
     assert "/p" in FOLDERS
     assert still.content[0].text == "deleted /elsewhere"  # type: ignore[union-attr]
 

@@ -42,6 +42,19 @@ REPLAY_MEMORY_SECONDS = 660.0  # a sealed state lives 10 minutes; remember it a 
 STATE_REFUSED = "Invalid or expired requestState"
 
 
+def state_refused() -> MCPError:
+    """The one refusal for any request state we will not use, whatever the reason.
+
+    Its code, message and data match the official SDK's own, so a client cannot tell a
+    replay from a forgery, nor which host refused.
+    """
+    return MCPError(
+        code=types.INVALID_PARAMS,
+        message=STATE_REFUSED,
+        data={"reason": "invalid_request_state"},
+    )
+
+
 @dataclass(slots=True)
 class Connection:
     """What one request gives a flow; each host adapter builds it from its own context.
@@ -225,8 +238,10 @@ class ToolFlow:
         if state.token is None or not await guard.claim(
             state.token, time.time() + REPLAY_MEMORY_SECONDS
         ):
-            logger.info("Tool %r: request state refused (replayed or untracked)", self.tool)
-            raise MCPError(code=types.INVALID_PARAMS, message=STATE_REFUSED)
+            logging.getLogger("mcp_resolve.seal").info(
+                "Tool %r: request state refused (replayed or untracked)", self.tool
+            )
+            raise state_refused()
 
     def _check_changes(self, state: RoundState, questions: tuple[Question, ...]) -> None:
         """A question worded differently round after round would be asked forever."""

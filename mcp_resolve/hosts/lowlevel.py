@@ -29,8 +29,8 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError, create_model
 
 from ..graph import ResolverGraph
-from ..seal import MESSAGE, Binding, InvalidState, KeyRing, ReplayGuard, StateSealer
-from .flow import Connection, ToolFlow
+from ..seal import Binding, InvalidState, KeyRing, ReplayGuard, StateSealer
+from .flow import Connection, ToolFlow, state_refused
 
 logger = logging.getLogger("mcp_resolve")
 
@@ -56,7 +56,7 @@ class _Sealing:
         try:
             return self.sealer.unseal(token, binding=self._binding(conn, arguments))
         except InvalidState:
-            raise MCPError(code=types.INVALID_PARAMS, message=MESSAGE) from None
+            raise state_refused() from None
 
 
 class _Tool:
@@ -87,7 +87,8 @@ class ResolvedTools:
     generated for this process alone, which is right for a single worker and means that a
     restart, or a second worker, refuses the state of flows in progress (they start over).
     `principal`, when given, names the authenticated user of a request, and a state is
-    then only accepted from the same user.
+    then only accepted from the same user. `audience` (for example the server's name)
+    keeps servers that share keys from accepting each other's states.
     """
 
     def __init__(
@@ -99,14 +100,21 @@ class ResolvedTools:
         max_rounds: int = 16,
         max_state_bytes: int = 16 * 1024,
         replay_guard: ReplayGuard | None = None,
+        audience: str | None = None,
     ) -> None:
         if keys is not None and sealer is not None:
             raise TypeError("ResolvedTools() takes keys or a sealer, not both")
-        self.sealer = sealer or StateSealer(keys or KeyRing.generate())
+        self.sealer = sealer or StateSealer(keys or KeyRing.generate(), audience=audience)
+        if max_state_bytes > self.sealer.max_token_length // 2:
+            raise ValueError(
+                f"max_state_bytes ({max_state_bytes}) must leave room for sealing: at most "
+                f"{self.sealer.max_token_length // 2} with this sealer's max_token_length"
+            )
         self.principal = principal
         self.max_rounds = max_rounds
         self.max_state_bytes = max_state_bytes
-        self.replay_guard = replay_guard
+        # A guard given to the sealer counts too: either way each state is used once.
+        self.replay_guard = replay_guard or self.sealer.replay_guard
         self._tools: dict[str, _Tool] = {}
 
     def add(
