@@ -96,6 +96,7 @@ class ToolFlow:
         max_rounds: int = DEFAULT_MAX_ROUNDS,
         max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
         replay_guard: ReplayGuard | None = None,
+        tool_errors: tuple[type[Exception], ...] = (),
     ) -> None:
         if not (isinstance(max_rounds, int) and max_rounds >= 1):
             raise ValueError(f"max_rounds must be a positive integer, got {max_rounds!r}")
@@ -107,6 +108,9 @@ class ToolFlow:
         self.max_rounds = max_rounds
         self.max_state_bytes = max_state_bytes
         self.replay_guard = replay_guard
+        # Errors a resolver raises on purpose, for the model to read: the SDK's ToolError and
+        # whatever the host framework uses for the same (fastmcp has its own).
+        self.tool_errors: tuple[type[Exception], ...] = (ToolError, *tool_errors)
         self.by_key = {node.key: node for node in graph.nodes}
 
     async def run(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
@@ -349,7 +353,8 @@ def _is_modern(version: str | None) -> bool:
 class _Translate:
     """Turn resolution failures into what MCP clients should see, naming who failed.
 
-    `ResolutionError` and the SDK's `ToolError` become readable tool errors; MCP protocol
+    `ResolutionError` and tool errors (the SDK's `ToolError`, or the host framework's) become
+    readable tool errors; MCP protocol
     errors (such as the -32021 capability refusal) pass through; anything else is logged
     with its traceback and reported without internals.
     """
@@ -368,7 +373,7 @@ class _Translate:
         who = f"resolver {node.name!r} for parameter {node.parameter!r}" if node else "resolution"
         if isinstance(exc, ResolutionError):
             raise ToolError(str(exc)) from None
-        if isinstance(exc, ToolError):
+        if isinstance(exc, self.host.tool_errors):
             raise ToolError(f"{exc} ({who.capitalize()})") from None
         logger.error(
             "Tool %r: %s raised an unexpected exception", self.host.tool, who, exc_info=exc

@@ -1,0 +1,116 @@
+"""The seed's Files server on fastmcp 4.x: one code path for legacy and 2026-07-28 clients.
+
+delete_folder asks for confirmation only when the folder has files; share_folder sends the
+user to a page (a URL question) before sharing. Run over stdio with
+`python examples/fastmcp_files.py`, or over Streamable HTTP with
+`python examples/fastmcp_files.py --http 127.0.0.1:8000` (endpoint `/mcp`).
+
+fastmcp seals the 2026-07-28 request state itself, under a key of this process. Several
+workers share flows when they share keys: set `MCP_RESOLVE_STATE_KEYS` to the same
+comma-separated secrets (32 characters or more each; the first seals, all verify) in every
+worker.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated
+
+from fastmcp import FastMCP
+from mcp.server.request_state import RequestStateSecurity
+from pydantic import BaseModel
+
+from mcp_resolve import (
+    AcceptedElicitation,
+    CancelledElicitation,
+    DeclinedElicitation,
+    Elicit,
+    ElicitationResult,
+    ElicitURL,
+    Resolve,
+    UrlElicitationResult,
+)
+from mcp_resolve.examples import serve
+from mcp_resolve.fastmcp import resolved
+
+
+def state_security() -> RequestStateSecurity | None:
+    """Shared keys from the environment, or None: fastmcp then makes a key for this process."""
+    keys = os.environ.get("MCP_RESOLVE_STATE_KEYS", "").strip()
+    if not keys:
+        return None
+    return RequestStateSecurity(keys=[key.strip() for key in keys.split(",")])
+
+
+app = FastMCP("Files", request_state_security=state_security())
+
+FOLDERS: dict[str, list[str]] = {"/tmp/empty": [], "/tmp/project": ["main.py", "README.md"]}
+SHARED: set[str] = set()
+
+
+class Confirm(BaseModel):
+    ok: bool
+
+
+async def confirm_delete(path: str) -> Confirm | Elicit[Confirm]:
+    """Resolver: ask for confirmation only when the folder is not empty."""
+    file_count = len(FOLDERS.get(path, []))
+    if file_count == 0:
+        return Confirm(ok=True)  # nothing to confirm, no round trip to the client
+    return Elicit(f"{path} has {file_count} file(s). Delete anyway?", Confirm)
+
+
+@app.tool()
+@resolved
+async def delete_folder(
+    path: str,
+    confirm: Annotated[ElicitationResult[Confirm], Resolve(confirm_delete)],
+) -> str:
+    """Delete a folder, asking for confirmation when it is not empty."""
+    match confirm:
+        case AcceptedElicitation(data=Confirm(ok=True)):
+            FOLDERS.pop(path, None)
+            return f"deleted {path}"
+        case AcceptedElicitation():
+            return "kept the folder"
+        case DeclinedElicitation():
+            return "declined: folder not deleted"
+        case CancelledElicitation():
+            return "cancelled: folder not deleted"
+
+
+@app.tool()
+@resolved
+async def delete_folder_strict(
+    path: str, confirm: Annotated[Confirm, Resolve(confirm_delete)]
+) -> str:
+    """Delete a folder; declining or cancelling the confirmation aborts the call."""
+    if not confirm.ok:
+        return "kept the folder"
+    FOLDERS.pop(path, None)
+    return f"deleted {path}"
+
+
+async def ask_to_sign_in(path: str) -> ElicitURL:
+    """Resolver: sharing needs the user's consent on the sharing page, never through MCP."""
+    return ElicitURL(
+        f"Sign in to share {path}.",
+        f"https://files.example.com/share?path={path}",
+        elicitation_id=f"share-{path}",
+    )
+
+
+@app.tool()
+@resolved
+async def share_folder(
+    path: str, consent: Annotated[UrlElicitationResult, Resolve(ask_to_sign_in)]
+) -> str:
+    """Share a folder once the user agreed on the sharing page."""
+    if consent.action != "accept":
+        return f"{path} not shared"
+    SHARED.add(path)
+    return f"shared {path}"
+
+
+if __name__ == "__main__":
+    serve(app)

@@ -1,0 +1,273 @@
+"""fastmcp 4.x as a host: `@resolved` tools under `@app.tool()`, one code path for both generations.
+
+Without mcp_resolve a fastmcp tool that needs the user writes two paths: `ctx.elicit(...)`
+on legacy connections, and on 2026-07-28 connections an `InputRequiredResult` returned
+from the body plus `ctx.input_responses` / `ctx.request_state` read on the retry. With
+`@resolved` the resolver returns its question and this adapter picks the path per
+request, from the protocol version fastmcp negotiated:
+
+- legacy (2025-11-25 and earlier): each question goes out mid-call as
+  `elicitation/create` through the request's SDK session, and the engine continues
+  in-process;
+- 2026-07-28: the wrapper returns an `InputRequiredResult`, which fastmcp passes to the
+  wire as the call's result; the client's retry resumes.
+
+fastmcp seals the request state itself: every `FastMCP` server installs the SDK's
+`RequestStateBoundary` (a per-process key unless `FastMCP(request_state_security=...)`
+gives a shared one), which verifies the echo before the tool runs. So the state is handed
+over as plain compact JSON and never sealed a second time, exactly as on `MCPServer`.
+
+    app = FastMCP("Files")
+
+    @app.tool()
+    @resolved
+    async def delete_folder(path: str, ok: Annotated[Confirm, Resolve(confirm_delete)]) -> str: ...
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar, Union, get_type_hints, overload
+
+import anyio.to_thread
+import mcp_types as types
+from fastmcp.exceptions import ToolError
+from fastmcp.server.context import Context
+from fastmcp.server.server import FastMCP
+from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
+from mcp.shared.exceptions import MCPError
+
+from ..graph import ResolverGraph
+from ..seal import ReplayGuard
+from . import completion
+from .flow import DEFAULT_MAX_ROUNDS, DEFAULT_MAX_STATE_BYTES, Connection, ToolFlow, notify
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_CTX = "mcp_resolve_ctx"
+
+
+@overload
+def resolved(fn: F, /) -> F: ...
+
+
+@overload
+def resolved(
+    *,
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+    max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
+    replay_guard: ReplayGuard | None = None,
+) -> Callable[[F], F]: ...
+
+
+def resolved(
+    fn: F | None = None,
+    /,
+    *,
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+    max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
+    replay_guard: ReplayGuard | None = None,
+) -> F | Callable[[F], F]:
+    """Fill `fn`'s `Annotated[T, Resolve(...)]` parameters before it runs; put under `@app.tool()`.
+
+    Resolvers and the tool may take fastmcp's `Context`. Graph errors (a cycle, a parameter
+    nothing can fill, a question schema a client cannot render) raise here, when the server
+    module is imported. Used bare (`@resolved`) or with budgets (`@resolved(max_rounds=8)`),
+    as in `mcp_resolve.mcp`.
+    """
+
+    def decorate(function: F) -> F:
+        if not callable(function):
+            raise TypeError(f"@resolved decorates a function, got {function!r}")
+        graph = ResolverGraph.from_function(function, context_types=(Context,))
+        flow = ToolFlow(
+            graph,
+            max_rounds=max_rounds,
+            max_state_bytes=max_state_bytes,
+            replay_guard=replay_guard,
+            tool_errors=(ToolError,),
+        )
+        return _Host(function, graph, flow).wrapper  # type: ignore[return-value]
+
+    return decorate if fn is None else decorate(fn)
+
+
+def _connection(ctx: Context) -> Connection:
+    """What the flow needs from one fastmcp request.
+
+    `ctx.request_context` holds the negotiated version, the SDK's `ServerSession` (which
+    asks and knows the client's capabilities) and the request id; `ctx.request_state` is
+    already unsealed by fastmcp. A call with no MCP request (`await app.call_tool(...)`
+    in-process) is legacy with nobody to ask.
+    """
+    request = ctx.request_context
+    if request is None:
+        return Connection(
+            version=None,
+            session=_NO_CLIENT,
+            request_id=None,
+            request_state=None,
+            input_responses=None,
+            context=ctx,
+        )
+    return Connection(
+        version=request.protocol_version,
+        session=request.session,
+        request_id=request.request_id,
+        request_state=ctx.request_state,
+        input_responses=ctx.input_responses,
+        context=ctx,
+    )
+
+
+class _NoClient:
+    """The session of a call without an MCP request: it cannot ask anyone anything.
+
+    Questions then get their `fallback=`, or the -32021 refusal naming the resolver.
+    """
+
+    can_send_request = False
+    client_capabilities: types.ClientCapabilities | None = None
+    protocol_version: str | None = None
+
+    async def elicit_form(self, *args: Any, **kwargs: Any) -> types.ElicitResult:
+        raise MCPError(code=types.INTERNAL_ERROR, message="no client to ask")
+
+    async def elicit_url(self, *args: Any, **kwargs: Any) -> types.ElicitResult:
+        raise MCPError(code=types.INTERNAL_ERROR, message="no client to ask")
+
+    async def send_elicit_complete(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_NO_CLIENT = _NoClient()
+
+
+class _Host:
+    """Everything one decorated function needs at call time, computed at decoration."""
+
+    def __init__(self, fn: Callable[..., Any], graph: ResolverGraph, flow: ToolFlow) -> None:
+        self.fn = fn
+        self.graph = graph
+        self.tool = graph.tool
+        self.is_async = inspect.iscoroutinefunction(fn)
+        self.signature = inspect.signature(fn)
+        self.model_names = tuple(p.name for p in graph.model_parameters)
+        self.own_ctx = graph.context_parameters[0] if graph.context_parameters else None
+        self.flow = flow
+        self.wrapper = self._make_wrapper()
+
+    def _make_wrapper(self) -> Callable[..., Awaitable[Any]]:
+        """An async function whose signature fastmcp reads: the model's parameters and a
+        `Context` (which fastmcp injects and keeps out of the input schema)."""
+        hints = get_type_hints(self.fn, include_extras=True)
+        params = []
+        for param in self.signature.parameters.values():
+            if param.name in self.graph.resolved_parameters:
+                continue
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                continue
+            params.append(param.replace(annotation=hints.get(param.name, param.annotation)))
+        if self.own_ctx is None:
+            params.append(
+                inspect.Parameter(_CTX, inspect.Parameter.KEYWORD_ONLY, annotation=Context)
+            )
+        returns = hints.get("return", self.signature.return_annotation)
+        if returns is not inspect.Parameter.empty:
+            # fastmcp drops this arm when it derives the output schema.
+            returns = Union[returns, types.InputRequiredResult]  # noqa: UP007
+
+        host = self
+
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return await host.call(args, kwargs)
+
+        functools.update_wrapper(wrapper, self.fn)
+        del wrapper.__wrapped__  # type: ignore[attr-defined]  # fastmcp must see our signature
+        wrapper.__signature__ = self.signature.replace(  # type: ignore[attr-defined]
+            parameters=params, return_annotation=returns
+        )
+        wrapper.__annotations__ = {p.name: p.annotation for p in params}
+        if returns is not inspect.Parameter.empty:
+            wrapper.__annotations__["return"] = returns
+        wrapper.__mcp_resolve_graph__ = self.graph  # type: ignore[attr-defined]
+        return wrapper
+
+    # -- calls -------------------------------------------------------------------------
+
+    async def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if args or not self.graph.resolved_parameters.isdisjoint(kwargs) or not self.graph.nodes:
+            return await self._direct(args, kwargs)
+        ctx = kwargs.pop(_CTX, None) if self.own_ctx is None else kwargs.get(self.own_ctx)
+        if not isinstance(ctx, Context):
+            raise TypeError(
+                f"{self.tool}() was called without its resolved parameters and without a "
+                "fastmcp Context to resolve them with"
+            )
+        arguments = {name: kwargs[name] for name in self.model_names if name in kwargs}
+        in_body = False
+
+        async def body(values: dict[str, Any]) -> Any:
+            nonlocal in_body
+            in_body = True
+            return await self._body(**self._body_kwargs(ctx, kwargs, values))
+
+        try:
+            return await self.flow.run(_connection(ctx), arguments, body)
+        except SDKToolError as exc:
+            if in_body:
+                raise  # the body's own exceptions are fastmcp's to report, untouched
+            # fastmcp masks unknown exceptions; its ToolError reaches the model as written.
+            raise ToolError(str(exc), log_level=logging.INFO) from None
+
+    async def _direct(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Called as a plain function (e.g. recursively), with nothing left to resolve."""
+        bound = self.signature.bind_partial(*args, **kwargs)
+        missing = self.graph.resolved_parameters - bound.arguments.keys()
+        if missing and self.graph.nodes:
+            names = ", ".join(sorted(missing))
+            raise TypeError(
+                f"{self.tool}() called directly must be given its resolved parameters: {names}"
+            )
+        kwargs.pop(_CTX, None)
+        return await self._body(*args, **kwargs)
+
+    async def _body(self, *args: Any, **kwargs: Any) -> Any:
+        if self.is_async:
+            return await self.fn(*args, **kwargs)
+        return await anyio.to_thread.run_sync(functools.partial(self.fn, *args, **kwargs))
+
+    def _body_kwargs(
+        self, ctx: Context, kwargs: dict[str, Any], values: dict[str, Any]
+    ) -> dict[str, Any]:
+        call = {name: kwargs[name] for name in self.model_names if name in kwargs}
+        call.update(values)
+        if self.own_ctx is not None:
+            call[self.own_ctx] = ctx
+        return call
+
+
+async def complete(target: Context | FastMCP[Any] | None, elicitation_id: str) -> None:
+    """Mark a URL elicitation complete: wake calls waiting on it and tell legacy clients.
+
+    As `mcp_resolve.mcp.complete`: notifies the legacy session that asked (when it has a
+    channel back) and, if `target` is a `Context` of a request on another such
+    connection, that one too.
+    """
+    if not isinstance(elicitation_id, str) or not elicitation_id:
+        raise TypeError(f"complete() needs a non-empty elicitation id, got {elicitation_id!r}")
+    sessions: list[tuple[Any, Any]] = []
+    for waiter in completion.mark_complete(elicitation_id):
+        if waiter.session is not None:
+            sessions.append((waiter.session, waiter.request_id))
+    request = target.request_context if isinstance(target, Context) else None
+    if request is not None and not any(s is request.session for s, _ in sessions):
+        sessions.append((request.session, None))
+    for session, related in sessions:
+        await notify(session, elicitation_id, related)
+
+
+__all__ = ["complete", "resolved"]
