@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m mcp_resolve.demo $(ARGS)
+	$(BIN)/mcp-resolve demo $(ARGS)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
