@@ -4,8 +4,9 @@ The state travels through the client, so it records only what cannot be recomput
 answers the user gave, each with the digest of the exact question it answered, and the
 digests of the questions asked in the last round (an answer to anything else is not
 taken). Values that resolvers compute are never stored; they are computed again. The
-encoding is compact JSON; sealing it (authenticated encryption) is the host's job, and
-MCPServer already seals every `requestState` it returns.
+encoding is compact JSON, ASCII-escaped so that any string a client sent (lone surrogates
+included) survives encoding and sealing. Sealing it (authenticated encryption) is the
+host's job, and MCPServer already seals every `requestState` it returns.
 """
 
 from __future__ import annotations
@@ -53,12 +54,12 @@ class RoundState:
             body["c"] = self.changes
         if self.token is not None:
             body["i"] = self.token
-        return json.dumps(body, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+        return json.dumps(body, separators=(",", ":"), ensure_ascii=True, sort_keys=True)
 
     def sizes(self) -> dict[str, int]:
         """Encoded bytes per recorded answer, to say what made a state large."""
         return {
-            key: len(json.dumps(_recorded(a), ensure_ascii=False).encode())
+            key: len(json.dumps(_recorded(a), ensure_ascii=True).encode())
             for key, a in self.answers.items()
         }
 

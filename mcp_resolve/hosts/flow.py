@@ -22,6 +22,7 @@ import mcp_types as types
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import is_version_at_least
+from pydantic import ValidationError
 
 from .. import wire
 from ..engine import Resolution, Suspended
@@ -172,6 +173,15 @@ class ToolFlow:
                 resolver=question.resolver,
                 parameter=question.parameter,
             ) from None
+        except ValidationError:  # the reply was not an elicitation result at all
+            raise ResolutionError(
+                f"The client answered resolver {question.resolver!r} for parameter "
+                f"{question.parameter!r} with something that is not an elicitation result "
+                f"(tool {self.tool!r})",
+                tool=self.tool,
+                resolver=question.resolver,
+                parameter=question.parameter,
+            ) from None
         answer = wire.answer_from(
             result,
             url=isinstance(request, ElicitURL),
@@ -228,9 +238,11 @@ class ToolFlow:
                     if self.replay_guard is not None:
                         following.token = secrets.token_hex(16)
                     encoded = following.encode()
+                    # Budget the state before sealing: a sealer refuses oversized input,
+                    # and the budget's message says which answers made it large.
+                    self._check_size(following, encoded, resolution.graph)
                     if self.codec is not None:
                         encoded = self.codec.seal(encoded, conn, arguments)
-                    self._check_size(following, encoded, resolution.graph)
                     return wire.input_required(outcome.questions, encoded)
             return await body(outcome.values)
 

@@ -155,6 +155,7 @@ class _Host:
 
     async def _direct(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Called as a plain function (e.g. recursively), with nothing left to resolve."""
+        kwargs.pop(_CTX, None)  # the context parameter the wrapper added for the SDK
         bound = self.signature.bind_partial(*args, **kwargs)
         missing = self.graph.resolved_parameters - bound.arguments.keys()
         if missing and self.graph.nodes:
@@ -162,7 +163,6 @@ class _Host:
             raise TypeError(
                 f"{self.tool}() called directly must be given its resolved parameters: {names}"
             )
-        kwargs.pop(_CTX, None)
         return await self._body(*args, **kwargs)
 
     async def _body(self, *args: Any, **kwargs: Any) -> Any:
