@@ -139,10 +139,11 @@ class _Host:
                 "MCP Context to resolve them with"
             )
         arguments = {name: kwargs[name] for name in self.model_names if name in kwargs}
+        request = ctx.request_context  # read once: each Context property goes through it
         conn = Connection(
-            version=ctx.protocol_version,
-            session=ctx.session,
-            request_id=ctx.request_id,
+            version=request.protocol_version,
+            session=request.session,
+            request_id=request.request_id,
             request_state=ctx.request_state,
             input_responses=ctx.input_responses,
             context=ctx,
