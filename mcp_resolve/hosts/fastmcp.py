@@ -26,13 +26,10 @@ over as plain compact JSON and never sealed a second time, exactly as on `MCPSer
 
 from __future__ import annotations
 
-import functools
-import inspect
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar, Union, get_type_hints, overload
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
 
-import anyio.to_thread
 import mcp_types as types
 from fastmcp.exceptions import ToolError
 from fastmcp.server.context import Context
@@ -44,10 +41,9 @@ from ..graph import ResolverGraph
 from ..seal import ReplayGuard
 from . import completion
 from .flow import DEFAULT_MAX_ROUNDS, DEFAULT_MAX_STATE_BYTES, Connection, ToolFlow, notify
+from .wrapping import WrappedFunction
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-_CTX = "mcp_resolve_ctx"
 
 
 @overload
@@ -146,74 +142,22 @@ class _NoClient:
 _NO_CLIENT = _NoClient()
 
 
-class _Host:
-    """Everything one decorated function needs at call time, computed at decoration."""
+class _Host(WrappedFunction):
+    """A resolved function on fastmcp: its `Context` gives the connection."""
 
-    def __init__(self, fn: Callable[..., Any], graph: ResolverGraph, flow: ToolFlow) -> None:
-        self.fn = fn
-        self.graph = graph
-        self.tool = graph.tool
-        self.is_async = inspect.iscoroutinefunction(fn)
-        self.signature = inspect.signature(fn)
-        self.model_names = tuple(p.name for p in graph.model_parameters)
-        self.own_ctx = graph.context_parameters[0] if graph.context_parameters else None
-        self.flow = flow
-        self.wrapper = self._make_wrapper()
+    context_type = Context
+    context_label = "a fastmcp Context"
 
-    def _make_wrapper(self) -> Callable[..., Awaitable[Any]]:
-        """An async function whose signature fastmcp reads: the model's parameters and a
-        `Context` (which fastmcp injects and keeps out of the input schema)."""
-        hints = get_type_hints(self.fn, include_extras=True)
-        params = []
-        for param in self.signature.parameters.values():
-            if param.name in self.graph.resolved_parameters:
-                continue
-            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                continue
-            params.append(param.replace(annotation=hints.get(param.name, param.annotation)))
-        if self.own_ctx is None:
-            params.append(
-                inspect.Parameter(_CTX, inspect.Parameter.KEYWORD_ONLY, annotation=Context)
-            )
-        returns = hints.get("return", self.signature.return_annotation)
-        if returns is not inspect.Parameter.empty:
-            # fastmcp drops this arm when it derives the output schema.
-            returns = Union[returns, types.InputRequiredResult]  # noqa: UP007
+    def connection(self, ctx: Context) -> Connection:
+        return _connection(ctx)
 
-        host = self
-
-        async def wrapper(*args: Any, **kwargs: Any) -> Any:
-            return await host.call(args, kwargs)
-
-        functools.update_wrapper(wrapper, self.fn)
-        del wrapper.__wrapped__  # type: ignore[attr-defined]  # fastmcp must see our signature
-        wrapper.__signature__ = self.signature.replace(  # type: ignore[attr-defined]
-            parameters=params, return_annotation=returns
-        )
-        wrapper.__annotations__ = {p.name: p.annotation for p in params}
-        if returns is not inspect.Parameter.empty:
-            wrapper.__annotations__["return"] = returns
-        wrapper.__mcp_resolve_graph__ = self.graph  # type: ignore[attr-defined]
-        return wrapper
-
-    # -- calls -------------------------------------------------------------------------
-
-    async def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if args or not self.graph.resolved_parameters.isdisjoint(kwargs) or not self.graph.nodes:
-            return await self._direct(args, kwargs)
-        ctx = kwargs.pop(_CTX, None) if self.own_ctx is None else kwargs.get(self.own_ctx)
-        if not isinstance(ctx, Context):
-            raise TypeError(
-                f"{self.tool}() was called without its resolved parameters and without a "
-                "fastmcp Context to resolve them with"
-            )
-        arguments = {name: kwargs[name] for name in self.model_names if name in kwargs}
+    async def run(self, ctx: Any, arguments: dict[str, Any], kwargs: dict[str, Any]) -> Any:
         in_body = False
 
         async def body(values: dict[str, Any]) -> Any:
             nonlocal in_body
             in_body = True
-            return await self._body(**self._body_kwargs(ctx, kwargs, values))
+            return await self.body(**self.body_kwargs(ctx, kwargs, values))
 
         try:
             return await self.flow.run(_connection(ctx), arguments, body)
@@ -222,32 +166,6 @@ class _Host:
                 raise  # the body's own exceptions are fastmcp's to report, untouched
             # fastmcp masks unknown exceptions; its ToolError reaches the model as written.
             raise ToolError(str(exc), log_level=logging.INFO) from None
-
-    async def _direct(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """Called as a plain function (e.g. recursively), with nothing left to resolve."""
-        kwargs.pop(_CTX, None)  # the context parameter the wrapper added for the SDK
-        bound = self.signature.bind_partial(*args, **kwargs)
-        missing = self.graph.resolved_parameters - bound.arguments.keys()
-        if missing and self.graph.nodes:
-            names = ", ".join(sorted(missing))
-            raise TypeError(
-                f"{self.tool}() called directly must be given its resolved parameters: {names}"
-            )
-        return await self._body(*args, **kwargs)
-
-    async def _body(self, *args: Any, **kwargs: Any) -> Any:
-        if self.is_async:
-            return await self.fn(*args, **kwargs)
-        return await anyio.to_thread.run_sync(functools.partial(self.fn, *args, **kwargs))
-
-    def _body_kwargs(
-        self, ctx: Context, kwargs: dict[str, Any], values: dict[str, Any]
-    ) -> dict[str, Any]:
-        call = {name: kwargs[name] for name in self.model_names if name in kwargs}
-        call.update(values)
-        if self.own_ctx is not None:
-            call[self.own_ctx] = ctx
-        return call
 
 
 async def complete(target: Context | FastMCP[Any] | None, elicitation_id: str) -> None:

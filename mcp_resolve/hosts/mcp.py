@@ -14,13 +14,9 @@ is chosen per request from `ctx.protocol_version`:
 
 from __future__ import annotations
 
-import functools
-import inspect
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar, Union, get_type_hints, overload
+from collections.abc import Callable
+from typing import Any, TypeVar, get_type_hints, overload
 
-import anyio.to_thread
-import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 
 from ..graph import ResolverGraph
@@ -28,10 +24,9 @@ from ..markers import Resolve
 from ..seal import ReplayGuard
 from . import completion
 from .flow import DEFAULT_MAX_ROUNDS, DEFAULT_MAX_STATE_BYTES, Connection, ToolFlow, notify
+from .wrapping import WrappedFunction
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-_CTX = "mcp_resolve_ctx"
 
 
 @overload
@@ -79,68 +74,15 @@ def resolved(
     return decorate if fn is None else decorate(fn)
 
 
-class _Host:
-    """Everything one decorated function needs at call time, computed at decoration."""
+class _Host(WrappedFunction):
+    """A resolved function on MCPServer: the SDK's `Context` gives the connection."""
 
-    def __init__(self, fn: Callable[..., Any], graph: ResolverGraph, flow: ToolFlow) -> None:
-        self.fn = fn
-        self.graph = graph
-        self.tool = graph.tool
-        self.is_async = inspect.iscoroutinefunction(fn)
-        self.signature = inspect.signature(fn)
-        self.model_names = tuple(p.name for p in graph.model_parameters)
-        self.own_ctx = graph.context_parameters[0] if graph.context_parameters else None
-        self.ctx_name = self.own_ctx or _CTX
-        self.flow = flow
-        self.wrapper = self._make_wrapper()
+    context_type = Context
+    context_label = "an MCP Context"
 
-    def _make_wrapper(self) -> Callable[..., Awaitable[Any]]:
-        hints = get_type_hints(self.fn, include_extras=True)
-        params = []
-        for param in self.signature.parameters.values():
-            if param.name in self.graph.resolved_parameters:
-                continue
-            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                continue
-            params.append(param.replace(annotation=hints.get(param.name, param.annotation)))
-        if self.own_ctx is None:
-            params.append(
-                inspect.Parameter(_CTX, inspect.Parameter.KEYWORD_ONLY, annotation=Context)
-            )
-        returns = hints.get("return", self.signature.return_annotation)
-        if returns is not inspect.Parameter.empty:
-            returns = Union[returns, types.InputRequiredResult]  # noqa: UP007
-
-        host = self
-
-        async def wrapper(*args: Any, **kwargs: Any) -> Any:
-            return await host.call(args, kwargs)
-
-        functools.update_wrapper(wrapper, self.fn)
-        del wrapper.__wrapped__  # type: ignore[attr-defined]  # the SDK must see our signature
-        wrapper.__signature__ = self.signature.replace(  # type: ignore[attr-defined]
-            parameters=params, return_annotation=returns
-        )
-        wrapper.__annotations__ = {p.name: p.annotation for p in params}
-        if returns is not inspect.Parameter.empty:
-            wrapper.__annotations__["return"] = returns
-        wrapper.__mcp_resolve_graph__ = self.graph  # type: ignore[attr-defined]
-        return wrapper
-
-    # -- calls -------------------------------------------------------------------------
-
-    async def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if args or not self.graph.resolved_parameters.isdisjoint(kwargs) or not self.graph.nodes:
-            return await self._direct(args, kwargs)
-        ctx = kwargs.pop(_CTX, None) if self.own_ctx is None else kwargs.get(self.own_ctx)
-        if not isinstance(ctx, Context):
-            raise TypeError(
-                f"{self.tool}() was called without its resolved parameters and without an "
-                "MCP Context to resolve them with"
-            )
-        arguments = {name: kwargs[name] for name in self.model_names if name in kwargs}
+    def connection(self, ctx: Context) -> Connection:
         request = ctx.request_context  # read once: each Context property goes through it
-        conn = Connection(
+        return Connection(
             version=request.protocol_version,
             session=request.session,
             request_id=request.request_id,
@@ -148,37 +90,6 @@ class _Host:
             input_responses=ctx.input_responses,
             context=ctx,
         )
-
-        async def body(values: dict[str, Any]) -> Any:
-            return await self._body(**self._body_kwargs(ctx, kwargs, values))
-
-        return await self.flow.run(conn, arguments, body)
-
-    async def _direct(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """Called as a plain function (e.g. recursively), with nothing left to resolve."""
-        kwargs.pop(_CTX, None)  # the context parameter the wrapper added for the SDK
-        bound = self.signature.bind_partial(*args, **kwargs)
-        missing = self.graph.resolved_parameters - bound.arguments.keys()
-        if missing and self.graph.nodes:
-            names = ", ".join(sorted(missing))
-            raise TypeError(
-                f"{self.tool}() called directly must be given its resolved parameters: {names}"
-            )
-        return await self._body(*args, **kwargs)
-
-    async def _body(self, *args: Any, **kwargs: Any) -> Any:
-        if self.is_async:
-            return await self.fn(*args, **kwargs)
-        return await anyio.to_thread.run_sync(functools.partial(self.fn, *args, **kwargs))
-
-    def _body_kwargs(
-        self, ctx: Context, kwargs: dict[str, Any], values: dict[str, Any]
-    ) -> dict[str, Any]:
-        call = {name: kwargs[name] for name in self.model_names if name in kwargs}
-        call.update(values)
-        if self.own_ctx is not None:
-            call[self.own_ctx] = ctx
-        return call
 
 
 async def complete(target: Context | MCPServer | None, elicitation_id: str) -> None:

@@ -1,0 +1,132 @@
+"""The function a host framework registers in place of a resolved one, shared by adapters.
+
+Frameworks derive a tool's schemas from the registered function's signature, so the
+wrapper's `__signature__` shows only what the model supplies, plus the framework's context
+parameter (added when the function has none, since resolvers need it); `__annotations__`
+says the same, because frameworks find the context parameter by annotation. The wrapper is
+always `async def` (frameworks decide how to call a function from that alone), and still
+works as a plain function when it is given its resolved values (a tool calling itself).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any, Union, get_type_hints
+
+import anyio.to_thread
+import mcp_types as types
+
+from ..graph import ResolverGraph
+from .flow import Connection, ToolFlow
+
+CONTEXT_PARAMETER = "mcp_resolve_ctx"  # frameworks refuse parameter names starting with "_"
+
+
+class WrappedFunction:
+    """Everything one decorated function needs at call time, computed at decoration.
+
+    A host adapter subclasses it with its context type and `connection(ctx)`; it may
+    override `run` to translate errors the way its framework expects.
+    """
+
+    context_type: type = object
+    context_label = "a context"
+
+    def __init__(self, fn: Callable[..., Any], graph: ResolverGraph, flow: ToolFlow) -> None:
+        self.fn = fn
+        self.graph = graph
+        self.flow = flow
+        self.tool = graph.tool
+        self.is_async = inspect.iscoroutinefunction(fn)
+        self.signature = inspect.signature(fn)
+        self.model_names = tuple(p.name for p in graph.model_parameters)
+        self.own_ctx = graph.context_parameters[0] if graph.context_parameters else None
+        self.wrapper = self._make_wrapper()
+
+    def connection(self, ctx: Any) -> Connection:
+        raise NotImplementedError
+
+    def _make_wrapper(self) -> Callable[..., Awaitable[Any]]:
+        hints = get_type_hints(self.fn, include_extras=True)
+        params = []
+        for param in self.signature.parameters.values():
+            if param.name in self.graph.resolved_parameters:
+                continue
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                continue
+            params.append(param.replace(annotation=hints.get(param.name, param.annotation)))
+        if self.own_ctx is None:
+            params.append(
+                inspect.Parameter(
+                    CONTEXT_PARAMETER, inspect.Parameter.KEYWORD_ONLY, annotation=self.context_type
+                )
+            )
+        returns = hints.get("return", self.signature.return_annotation)
+        if returns is not inspect.Parameter.empty:
+            # Frameworks leave this arm out when they derive the output schema.
+            returns = Union[returns, types.InputRequiredResult]  # noqa: UP007
+
+        host = self
+
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return await host.call(args, kwargs)
+
+        functools.update_wrapper(wrapper, self.fn)
+        del wrapper.__wrapped__  # type: ignore[attr-defined]  # frameworks must see our signature
+        wrapper.__signature__ = self.signature.replace(  # type: ignore[attr-defined]
+            parameters=params, return_annotation=returns
+        )
+        wrapper.__annotations__ = {p.name: p.annotation for p in params}
+        if returns is not inspect.Parameter.empty:
+            wrapper.__annotations__["return"] = returns
+        wrapper.__mcp_resolve_graph__ = self.graph  # type: ignore[attr-defined]
+        return wrapper
+
+    async def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if args or not self.graph.resolved_parameters.isdisjoint(kwargs) or not self.graph.nodes:
+            return await self._direct(args, kwargs)
+        if self.own_ctx is None:
+            ctx = kwargs.pop(CONTEXT_PARAMETER, None)
+        else:
+            ctx = kwargs.get(self.own_ctx)
+        if not isinstance(ctx, self.context_type):
+            raise TypeError(
+                f"{self.tool}() was called without its resolved parameters and without "
+                f"{self.context_label} to resolve them with"
+            )
+        arguments = {name: kwargs[name] for name in self.model_names if name in kwargs}
+        return await self.run(ctx, arguments, kwargs)
+
+    async def run(self, ctx: Any, arguments: dict[str, Any], kwargs: dict[str, Any]) -> Any:
+        async def body(values: dict[str, Any]) -> Any:
+            return await self.body(**self.body_kwargs(ctx, kwargs, values))
+
+        return await self.flow.run(self.connection(ctx), arguments, body)
+
+    async def _direct(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Called as a plain function (e.g. recursively), with nothing left to resolve."""
+        kwargs.pop(CONTEXT_PARAMETER, None)  # the context parameter the wrapper added
+        bound = self.signature.bind_partial(*args, **kwargs)
+        missing = self.graph.resolved_parameters - bound.arguments.keys()
+        if missing and self.graph.nodes:
+            names = ", ".join(sorted(missing))
+            raise TypeError(
+                f"{self.tool}() called directly must be given its resolved parameters: {names}"
+            )
+        return await self.body(*args, **kwargs)
+
+    async def body(self, *args: Any, **kwargs: Any) -> Any:
+        if self.is_async:
+            return await self.fn(*args, **kwargs)
+        return await anyio.to_thread.run_sync(functools.partial(self.fn, *args, **kwargs))
+
+    def body_kwargs(
+        self, ctx: Any, kwargs: dict[str, Any], values: dict[str, Any]
+    ) -> dict[str, Any]:
+        call = {name: kwargs[name] for name in self.model_names if name in kwargs}
+        call.update(values)
+        if self.own_ctx is not None:
+            call[self.own_ctx] = ctx
+        return call
