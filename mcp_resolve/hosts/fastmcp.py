@@ -37,10 +37,9 @@ from fastmcp.server.server import FastMCP
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 from mcp.shared.exceptions import MCPError
 
-from ..graph import ResolverGraph
 from ..seal import ReplayGuard
 from . import completion
-from .flow import DEFAULT_MAX_ROUNDS, DEFAULT_MAX_STATE_BYTES, Connection, ToolFlow, notify
+from .flow import DEFAULT_MAX_ROUNDS, DEFAULT_MAX_STATE_BYTES, Connection, notify
 from .wrapping import WrappedFunction
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -76,17 +75,12 @@ def resolved(
     """
 
     def decorate(function: F) -> F:
-        if not callable(function):
-            raise TypeError(f"@resolved decorates a function, got {function!r}")
-        graph = ResolverGraph.from_function(function, context_types=(Context,))
-        flow = ToolFlow(
-            graph,
+        return _Host.wrap(  # type: ignore[return-value]
+            function,
             max_rounds=max_rounds,
             max_state_bytes=max_state_bytes,
             replay_guard=replay_guard,
-            tool_errors=(ToolError,),
         )
-        return _Host(function, graph, flow).wrapper  # type: ignore[return-value]
 
     return decorate if fn is None else decorate(fn)
 
@@ -147,6 +141,7 @@ class _Host(WrappedFunction):
 
     context_type = Context
     context_label = "a fastmcp Context"
+    tool_errors = (ToolError,)
 
     def connection(self, ctx: Context) -> Connection:
         return _connection(ctx)

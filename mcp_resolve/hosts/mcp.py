@@ -19,11 +19,10 @@ from typing import Any, TypeVar, get_type_hints, overload
 
 from mcp.server.mcpserver import Context, MCPServer
 
-from ..graph import ResolverGraph
 from ..markers import Resolve
 from ..seal import ReplayGuard
 from . import completion
-from .flow import DEFAULT_MAX_ROUNDS, DEFAULT_MAX_STATE_BYTES, Connection, ToolFlow, notify
+from .flow import DEFAULT_MAX_ROUNDS, DEFAULT_MAX_STATE_BYTES, Connection, notify
 from .wrapping import WrappedFunction
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -60,16 +59,12 @@ def resolved(
     """
 
     def decorate(function: F) -> F:
-        if not callable(function):
-            raise TypeError(f"@resolved decorates a function, got {function!r}")
-        graph = ResolverGraph.from_function(function, context_types=(Context,))
-        flow = ToolFlow(
-            graph,
+        return _Host.wrap(  # type: ignore[return-value]
+            function,
             max_rounds=max_rounds,
             max_state_bytes=max_state_bytes,
             replay_guard=replay_guard,
         )
-        return _Host(function, graph, flow).wrapper  # type: ignore[return-value]
 
     return decorate if fn is None else decorate(fn)
 
