@@ -27,7 +27,7 @@ from mcp_resolve import (
     Resolve,
     UrlElicitationResult,
 )
-from mcp_resolve.examples import serve
+from mcp_resolve.demo.examples import serve
 from mcp_resolve.mcp import complete, resolved
 
 mcp = MCPServer("Bistro")

@@ -30,7 +30,7 @@ from mcp_resolve import (
     Resolve,
     UrlElicitationResult,
 )
-from mcp_resolve.examples import serve
+from mcp_resolve.demo.examples import serve
 from mcp_resolve.fastmcp import resolved
 
 

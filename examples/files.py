@@ -19,7 +19,7 @@ from mcp_resolve import (
     ElicitationResult,
     Resolve,
 )
-from mcp_resolve.examples import serve
+from mcp_resolve.demo.examples import serve
 from mcp_resolve.mcp import resolved
 
 mcp = MCPServer("Files")

@@ -17,7 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from mcp_resolve import AcceptedElicitation, Elicit, ElicitationResult, Resolve
-from mcp_resolve.examples import serve
+from mcp_resolve.demo.examples import serve
 from mcp_resolve.mcp import resolved
 
 mcp = MCPServer("Bookshop")

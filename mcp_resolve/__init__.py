@@ -1,8 +1,10 @@
 """Resolvers for MCP tools: fill a parameter by computing it or by asking the user."""
 
-from .engine import Resolution, Resolved, Suspended
+from .engine.graph import ResolverGraph
+from .engine.questions import Answer, Question
+from .engine.resolution import Resolution
+from .engine.results import Resolved, Suspended
 from .errors import InvalidSignature, ResolutionError
-from .graph import ResolverGraph
 from .markers import Elicit, ElicitURL, Resolve
 from .outcomes import (
     AcceptedElicitation,
@@ -12,7 +14,6 @@ from .outcomes import (
     ElicitationResult,
     UrlElicitationResult,
 )
-from .questions import Answer, Question
 from .schema import render_elicitation_schema
 
 __all__ = [

@@ -40,11 +40,20 @@ from pathlib import Path
 from types import ModuleType
 from typing import Annotated, Any, TextIO, get_args, get_origin, get_type_hints
 
-from .edges import union_members
+from .analysis.edges import union_members
+from .analysis.nodes import (
+    ASYNC,
+    ASYNC_GEN,
+    SYNC,
+    SYNC_GEN,
+    Node,
+    callable_name,
+    identity,
+    type_hints,
+)
+from .engine.graph import ResolverGraph
 from .errors import InvalidSignature
-from .graph import ResolverGraph
 from .markers import Elicit, Resolve
-from .nodes import ASYNC, ASYNC_GEN, SYNC, SYNC_GEN, Node, callable_name, identity, type_hints
 from .schema import render_elicitation_schema
 
 EXIT_OK = 0

@@ -474,7 +474,7 @@ def test_a_schema_problem_is_located_even_without_exception_notes(run: Run, tmp_
         ("examples/files.py:Confirm", "is the class Confirm, not a tool function"),
         ("examples/files.py:", "'examples/files.py:' names no attribute after ':'"),
         ("examples/files.py:1x", "'1x' (in 'examples/files.py:1x') is not an attribute name"),
-        ("mcp_resolve.graph", "'mcp_resolve.graph' has no server"),
+        ("mcp_resolve.schema", "'mcp_resolve.schema' has no server"),
     ],
 )
 def test_a_bad_target_exits_2_with_a_clear_message(run: Run, target: str, message: str) -> None:

@@ -18,9 +18,9 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
 from mcp_resolve import Elicit, ElicitURL, ResolutionError, Resolve
+from mcp_resolve.demo.processes import http_server
 from mcp_resolve.fastmcp import complete, resolved
 from mcp_resolve.hosts import completion
-from mcp_resolve.processes import http_server
 from mcp_resolve.seal import MemoryReplayGuard
 
 pytestmark = pytest.mark.anyio

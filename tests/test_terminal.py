@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from mcp_resolve import render_elicitation_schema
-from mcp_resolve.terminal import Dismissed, fill_form
+from mcp_resolve.demo.terminal import Dismissed, fill_form
 
 
 def typing_(*lines: str) -> tuple[Callable[[str], str], list[str]]:

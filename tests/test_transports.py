@@ -8,7 +8,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from mcp_resolve.processes import example_path, http_server
+from mcp_resolve.demo.processes import example_path, http_server
 
 pytestmark = pytest.mark.anyio
 

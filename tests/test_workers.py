@@ -7,7 +7,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcp_resolve.processes import http_server
+from mcp_resolve.demo.processes import http_server
 
 pytestmark = pytest.mark.anyio
 

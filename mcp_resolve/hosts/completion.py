@@ -8,12 +8,17 @@ anyone waits is remembered for a while, so the order of the two does not matter.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+from mcp_types.version import is_version_at_least
+
+logger = logging.getLogger("mcp_resolve")
+MODERN = "2026-07-28"
 
 _REMEMBER_SECONDS = 600.0
 _REMEMBER_AT_MOST = 4096
@@ -75,3 +80,16 @@ async def wait_for_completion(
             waiters.remove(waiter)
             if not waiters:
                 del _waiting[elicitation_id]
+
+
+async def notify(session: Any, elicitation_id: str, related: Any) -> None:
+    """Send `notifications/elicitation/complete` where the connection has a way back."""
+    version = getattr(session, "protocol_version", None)
+    if version is not None and is_version_at_least(version, MODERN):
+        return  # 2026-07-28 clients learn by retrying; there is no notification to send
+    if not getattr(session, "can_send_request", False):
+        return
+    try:
+        await session.send_elicit_complete(elicitation_id, related_request_id=related)
+    except Exception:  # a client that went away must not fail the caller
+        logger.info("Could not notify a client that %r completed", elicitation_id)

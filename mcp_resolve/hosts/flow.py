@@ -24,15 +24,17 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import is_version_at_least
 from pydantic import ValidationError
 
-from .. import wire
-from ..engine import Resolution, Suspended
+from ..analysis.graph import Graph
+from ..engine.graph import ResolverGraph
+from ..engine.questions import Answer, Question
+from ..engine.resolution import Resolution
+from ..engine.results import Suspended
 from ..errors import ResolutionError
-from ..graph import ResolverGraph
 from ..markers import Elicit, ElicitURL
-from ..questions import Answer, Question
 from ..seal import ReplayGuard
-from ..state import RoundState, StateError
-from . import completion
+from . import completion, wire
+from .state import RoundState, StateError
+from .translate import Translate
 
 logger = logging.getLogger("mcp_resolve")
 
@@ -193,7 +195,7 @@ class ToolFlow:
             eid = wire.elicitation_id(question)
             if completion.take_completed(eid):
                 # Finished before we began to wait: the client still deserves the notice.
-                await notify(conn.session, eid, related)
+                await completion.notify(conn.session, eid, related)
             elif not await completion.wait_for_completion(
                 eid, request.timeout, session=conn.session, request_id=related
             ):
@@ -281,7 +283,7 @@ class ToolFlow:
                     parameter=question.parameter,
                 )
 
-    def _check_size(self, state: RoundState, encoded: str, graph: ResolverGraph) -> None:
+    def _check_size(self, state: RoundState, encoded: str, graph: Graph) -> None:
         size = len(encoded.encode())
         if size <= self.max_state_bytes:
             return
@@ -301,9 +303,7 @@ class ToolFlow:
             tool=self.tool,
         )
 
-    def _responses(
-        self, conn: Connection, state: RoundState, graph: ResolverGraph
-    ) -> dict[str, Answer]:
+    def _responses(self, conn: Connection, state: RoundState, graph: Graph) -> dict[str, Answer]:
         """This round's answers, read against the graph the call really runs (which an
         override in a test may have replaced)."""
         responses: dict[str, Answer] = {}
@@ -344,8 +344,8 @@ class ToolFlow:
                 tool=self.tool,
             )
 
-    def _translated(self, resolution: Resolution) -> _Translate:
-        return _Translate(self, resolution)
+    def _translated(self, resolution: Resolution) -> Translate:
+        return Translate(self.tool, self.tool_errors, resolution)
 
 
 _FIRST_ROUND = RoundState()
@@ -360,50 +360,3 @@ def _is_modern(version: str | None) -> bool:
         if len(_modern_versions) < 64:
             _modern_versions[version] = known
     return known
-
-
-class _Translate:
-    """Turn resolution failures into what MCP clients should see, naming who failed.
-
-    `ResolutionError` and tool errors (the SDK's `ToolError`, or the host framework's) become
-    readable tool errors; MCP protocol
-    errors (such as the -32021 capability refusal) pass through; anything else is logged
-    with its traceback and reported without internals.
-    """
-
-    def __init__(self, host: ToolFlow, resolution: Resolution) -> None:
-        self.host = host
-        self.resolution = resolution
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
-        if exc is None or not isinstance(exc, Exception) or isinstance(exc, MCPError):
-            return
-        node = self.resolution.failed
-        who = f"resolver {node.name!r} for parameter {node.parameter!r}" if node else "resolution"
-        if isinstance(exc, ResolutionError):
-            raise ToolError(str(exc)) from None
-        if isinstance(exc, self.host.tool_errors):
-            raise ToolError(f"{exc} ({who.capitalize()})") from None
-        logger.error(
-            "Tool %r: %s raised an unexpected exception", self.host.tool, who, exc_info=exc
-        )
-        raise ToolError(
-            f"Tool {self.host.tool!r} could not resolve its parameters: {who} failed "
-            "unexpectedly (details are in the server log)"
-        ) from None
-
-
-async def notify(session: Any, elicitation_id: str, related: Any) -> None:
-    """Send `notifications/elicitation/complete` where the connection has a way back."""
-    version = getattr(session, "protocol_version", None)
-    if version is not None and is_version_at_least(version, MODERN):
-        return  # 2026-07-28 clients learn by retrying; there is no notification to send
-    if not getattr(session, "can_send_request", False):
-        return
-    try:
-        await session.send_elicit_complete(elicitation_id, related_request_id=related)
-    except Exception:  # a client that went away must not fail the caller
-        logger.info("Could not notify a client that %r completed", elicitation_id)

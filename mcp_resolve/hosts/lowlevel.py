@@ -28,7 +28,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError, create_model
 
-from ..graph import ResolverGraph
+from ..engine.graph import ResolverGraph
 from ..seal import Binding, InvalidState, KeyRing, ReplayGuard, StateSealer
 from .flow import Connection, ToolFlow, state_refused
 

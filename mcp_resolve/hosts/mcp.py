@@ -22,7 +22,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from ..markers import Resolve
 from ..seal import ReplayGuard
 from . import completion
-from .flow import DEFAULT_MAX_ROUNDS, DEFAULT_MAX_STATE_BYTES, Connection, notify
+from .completion import notify
+from .flow import DEFAULT_MAX_ROUNDS, DEFAULT_MAX_STATE_BYTES, Connection
 from .wrapping import WrappedFunction
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -18,7 +18,7 @@ from typing import Any, Union, get_type_hints
 import anyio.to_thread
 import mcp_types as types
 
-from ..graph import ResolverGraph
+from ..engine.graph import ResolverGraph
 from ..seal import ReplayGuard
 from .flow import Connection, ToolFlow
 

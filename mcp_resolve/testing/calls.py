@@ -19,19 +19,19 @@ from typing import Any, Generic, Literal, TypeVar, overload
 import anyio.to_thread
 from pydantic import BaseModel
 
-from ..engine import Resolved, Suspended
+from ..analysis.nodes import callable_name, identity
+from ..engine.graph import ResolverGraph
+from ..engine.questions import Answer, Question
+from ..engine.results import Resolved, Suspended
 from ..errors import ResolutionError
-from ..graph import ResolverGraph
+from ..hosts.state import RoundState
 from ..markers import Elicit
-from ..nodes import callable_name, identity
 from ..outcomes import (
     AcceptedElicitation,
     AcceptedUrlElicitation,
     CancelledElicitation,
     DeclinedElicitation,
 )
-from ..questions import Answer, Question
-from ..state import RoundState
 from .trace import Trace, traced_graph
 
 R = TypeVar("R")

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, TypeVar, cast
 
-from ..graph import _overrides
+from ..analysis.overrides import overrides as _overrides
 
 F = TypeVar("F", bound=Callable[..., Any])
 

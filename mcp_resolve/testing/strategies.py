@@ -20,7 +20,7 @@ from typing import Any
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from ..questions import Answer
+from ..engine.questions import Answer
 from ..schema import render_elicitation_schema
 
 _DOMAIN = st.from_regex(r"[a-z]([a-z0-9-]{0,14}[a-z0-9])?", fullmatch=True)

@@ -19,9 +19,9 @@ from typing import Any, Literal
 
 import anyio
 
-from ..graph import ResolverGraph
+from ..analysis.nodes import ASYNC, ASYNC_GEN, SYNC, Node, callable_name
+from ..engine.graph import ResolverGraph
 from ..markers import Elicit, ElicitURL
-from ..nodes import ASYNC, ASYNC_GEN, SYNC, Node, callable_name
 
 EventKind = Literal["start", "end", "cleanup"]
 Outcome = Literal["value", "asked", "raised"]

@@ -14,7 +14,7 @@ from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 from pydantic import TypeAdapter
 
-from .outcomes import OUTCOME_TYPES, AcceptedElicitation, AcceptedUrlElicitation
+from ..outcomes import OUTCOME_TYPES, AcceptedElicitation, AcceptedUrlElicitation
 
 Convert = Callable[[Any], Any]
 

@@ -9,254 +9,51 @@ schemas a client could not render). A call only walks the precomputed nodes.
 from __future__ import annotations
 
 import inspect
-import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
 
-from fast_depends import dependency_provider as fast_depends_provider
-from fast_depends.dependencies import Dependant
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from .compiler import Finish, Walk, compile_finish, compile_walk
+from ..errors import InvalidSignature
+from ..markers import Elicit, ElicitURL, Resolve
+from ..schema import render_elicitation_schema
+from .depends import Dependant, DependsMarker, from_depends
 from .edges import Convert, edge_converter, union_members
-from .engine import Resolution
-from .errors import InvalidSignature
-from .markers import Elicit, ElicitURL, Resolve
 from .nodes import (
     ASYNC_GEN,
     SYNC_GEN,
     Node,
+    Target,
     callable_kind,
     callable_name,
     identity,
     qualified_name,
     type_hints,
 )
-from .schema import render_elicitation_schema
+from .overrides import Substitutions
 
 _EMPTY = inspect.Parameter.empty
 
-
-class _Overrides:
-    """Resolver substitutions in force (`mcp_resolve.testing.override`), process-wide.
-
-    Graphs are analysed once, often at import, so a test cannot swap a resolver by
-    rebuilding them. `start()` instead compares `version` with the one it last saw: one
-    integer comparison on the normal path; only when they differ does a graph look at
-    `active` and, if one of its resolvers is replaced, run a copy re-analysed with the
-    replacements. `active` maps a resolver's identity to (original, replacement) and is
-    replaced whole, never mutated, so a reader always sees one consistent table.
-    """
-
-    __slots__ = ("active", "lock", "stack", "version")
-
-    def __init__(self) -> None:
-        self.version = 0
-        self.active: dict[object, tuple[Callable[..., Any], Callable[..., Any]]] = {}
-        self.stack: list[tuple[object, object, Callable[..., Any], Callable[..., Any]]] = []
-        self.lock = threading.Lock()
-
-    def push(self, original: Callable[..., Any], replacement: Callable[..., Any]) -> object:
-        """Put `replacement` in for `original` until `pop(token)`; the latest push wins."""
-        token = object()
-        with self.lock:
-            self.stack.append((token, identity(original), original, replacement))
-            self._publish()
-        return token
-
-    def pop(self, token: object) -> None:
-        """Undo one `push`, whatever the order pushes are undone in."""
-        with self.lock:
-            self.stack = [entry for entry in self.stack if entry[0] is not token]
-            self._publish()
-
-    def _publish(self) -> None:
-        self.active = {key: (original, new) for _, key, original, new in self.stack}
-        self.version += 1
+G = TypeVar("G")
 
 
-_overrides = _Overrides()
-
-
-class _DependsMarker(Resolve):
-    """fast-depends' `Depends(fn)` translated into a `Resolve` when the graph is built.
-
-    Nothing of fast-depends runs at call time: its dependency functions are resolvers like
-    any other. `use_cache=False` keeps its meaning (a separate run for each consumer).
-    """
-
-    __slots__ = ("use_cache",)
-
-    def __init__(self, fn: Callable[..., Any], use_cache: bool) -> None:
-        super().__init__(fn)
-        self.use_cache = use_cache
-
-
-def _from_depends(dependant: Dependant) -> Resolve:
-    return _DependsMarker(dependant.dependency, bool(dependant.use_cache))
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """A resolved parameter of the tool: which node fills it and how its value is shaped."""
-
-    parameter: str
-    node: int
-    convert: Convert
-    exact: frozenset[type] | None
-
-
-class ResolverGraph:
-    """The resolvers of one tool, analysed once; `start()` runs them for a call.
-
-    `model_parameters` are what the model supplies (the tool's advertised input schema);
-    `resolved_parameters` are filled by resolvers and never taken from the client;
-    `context_parameters` are the tool's own parameters annotated with a host context type,
-    which the host injects as usual.
-    """
-
-    __slots__ = (
-        "_depends",
-        "_finish",
-        "_planned",
-        "_seen_version",
-        "_walk",
-        "argument_defaults",
-        "context_parameters",
-        "context_types",
-        "function",
-        "levels",
-        "model_parameters",
-        "nodes",
-        "resolved_parameters",
-        "targets",
-        "tool",
-    )
-
-    def __init__(
-        self,
-        *,
-        tool: str,
-        function: Callable[..., Any],
-        nodes: tuple[Node, ...],
-        targets: tuple[Target, ...],
-        model_parameters: tuple[inspect.Parameter, ...],
-        context_parameters: tuple[str, ...],
-        context_types: tuple[type, ...],
-        depends: frozenset[object] = frozenset(),
-    ) -> None:
-        self.tool = tool
-        self.function = function
-        self._depends = depends  # resolvers declared with fast-depends' Depends
-        self.nodes = nodes
-        self.targets = targets
-        self.model_parameters = model_parameters
-        self.context_parameters = context_parameters
-        self.context_types = context_types
-        self.resolved_parameters = frozenset(t.parameter for t in targets)
-        self.argument_defaults: dict[str, Any] = {
-            p.name: p.default for p in model_parameters if p.default is not p.empty
-        }
-        self._walk: Walk | None = None
-        from .engine import Resolved
-
-        self._finish: Finish = compile_finish(self, Resolved)
-        levels: dict[int, list[int]] = {}
-        for node in nodes:
-            levels.setdefault(node.level, []).append(node.index)
-        self.levels = tuple(tuple(levels[k]) for k in sorted(levels))
-        # The override version this graph was last found unaffected by (-1: check first).
-        self._seen_version = -1 if _overrides.active else _overrides.version
-        self._planned: tuple[tuple[int, tuple[tuple[int, int], ...]], ResolverGraph] | None = None
-
-    @classmethod
-    def from_function(
-        cls,
-        fn: Callable[..., Any],
-        *,
-        context_types: tuple[type, ...] = (),
-        name: str | None = None,
-    ) -> ResolverGraph:
-        """Analyse `fn` and every resolver reachable from it; raise `InvalidSignature` early."""
-        if not callable(fn):
-            raise TypeError(f"ResolverGraph.from_function() takes a function, got {fn!r}")
-        if not isinstance(context_types, tuple) or not all(
-            isinstance(t, type) for t in context_types
-        ):
-            raise TypeError("context_types must be a tuple of classes")
-        # A host's wrapper (such as `@resolved`) hides resolved parameters from its own
-        # signature; analyse the function it wraps, or nothing would be found.
-        wrapped = getattr(fn, "__mcp_resolve_graph__", None)
-        if isinstance(wrapped, ResolverGraph):
-            fn = wrapped.function
-            context_types = context_types or wrapped.context_types
-        tool = name or getattr(fn, "__name__", None) or callable_name(fn)
-        return _Builder(fn, tool, context_types).build()
-
-    @property
-    def questions(self) -> Mapping[str, Node]:
-        """Nodes that may ask, by question key (those whose return annotation names one)."""
-        return {n.key: n for n in self.nodes if n.asks is not None}
-
-    def start(self, arguments: Mapping[str, Any], context: Any = None) -> Resolution:
-        """Begin resolving one call; use the result as an async context manager.
-
-        `arguments` are the tool's validated arguments by parameter name; values under a
-        resolved parameter's name are ignored. `context` is injected into every resolver
-        parameter annotated with one of the graph's context types.
-        """
-        if _overrides.version != self._seen_version or (
-            self._depends and fast_depends_provider.overrides
-        ):
-            return Resolution(self.effective(), arguments, context)
-        return Resolution(self, arguments, context)
-
-    def effective(self) -> ResolverGraph:
-        """The graph a call runs now: this one, or, while overrides replace any of its
-        resolvers, a copy analysed again with the replacements in place.
-
-        The copy keeps each replaced resolver's question key, so answers keyed for the
-        original (and a host's key map) still apply; it is cached until the overrides change.
-        """
-        version = _overrides.version
-        borrowed = self._depends_overrides()
-        if version == self._seen_version and not borrowed:
-            return self
-        plan_key = (version, tuple((id(k), id(v[1])) for k, v in borrowed.items()))
-        planned = self._planned
-        if planned is not None and planned[0] == plan_key:
-            return planned[1]
-        active = {**borrowed, **_overrides.active} if borrowed else _overrides.active
-        if not any(identity(node.fn) in active for node in self.nodes):
-            self._planned = None
-            if not borrowed:
-                self._seen_version = version
-            return self
-        graph = _Builder(self.function, self.tool, self.context_types, active).build()
-        self._planned = (plan_key, graph)
-        return graph
-
-    def _depends_overrides(self) -> dict[object, tuple[Callable[..., Any], Callable[..., Any]]]:
-        """fast-depends' `dependency_provider.override(...)` entries that touch this graph."""
-        if not self._depends or not fast_depends_provider.overrides:
-            return {}
-        found: dict[object, tuple[Callable[..., Any], Callable[..., Any]]] = {}
-        for original, model in fast_depends_provider.overrides.items():
-            if callable(original) and identity(original) in self._depends:
-                found[identity(original)] = (original, model.call)
-        return found
-
-    def _compile(self) -> Walk:
-        """Generate the straight-line walk (again, after the engine learned something)."""
-        from .engine import _PENDING
-
-        self._walk = walk = compile_walk(self, _PENDING)
-        return walk
-
-    def __repr__(self) -> str:
-        return f"<ResolverGraph {self.tool!r}: {len(self.nodes)} resolver(s)>"
+def build(
+    cls: Callable[..., G],
+    fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    context_types: tuple[type, ...] = (),
+    substitutions: Substitutions | None = None,
+) -> G:
+    """Analyse `fn` into `cls(...)` (the analysis `Graph`, or a subclass that can also run),
+    with `substitutions` replacing resolvers."""
+    if not callable(fn):
+        raise TypeError(f"ResolverGraph.from_function() takes a function, got {fn!r}")
+    if not isinstance(context_types, tuple) or not all(isinstance(t, type) for t in context_types):
+        raise TypeError("context_types must be a tuple of classes")
+    tool = name or getattr(fn, "__name__", None) or callable_name(fn)
+    return _Builder(fn, tool, context_types, substitutions).build(cls)
 
 
 class _Builder:
@@ -267,7 +64,7 @@ class _Builder:
         fn: Callable[..., Any],
         tool: str,
         context_types: tuple[type, ...],
-        overrides: Mapping[object, tuple[Callable[..., Any], Callable[..., Any]]] | None = None,
+        overrides: Substitutions | None = None,
     ) -> None:
         self.fn = fn
         self.tool = tool
@@ -283,7 +80,7 @@ class _Builder:
     def fail(self, message: str) -> InvalidSignature:
         return InvalidSignature(f"Tool {self.tool!r}: {message}")
 
-    def build(self) -> ResolverGraph:
+    def build(self, cls: Callable[..., G]) -> G:
         hints = self.hints(self.fn, None)
         try:
             signature = inspect.signature(self.fn)
@@ -311,7 +108,7 @@ class _Builder:
             Target(name, self.nodes[node_id].index, *self.converter(inner, None, name))
             for name, node_id, inner in raw_targets
         )
-        return ResolverGraph(
+        return cls(
             tool=self.tool,
             function=self.fn,
             nodes=nodes,
@@ -354,11 +151,11 @@ class _Builder:
                 isinstance(m, (Resolve, Dependant)) for m in annotation.__metadata__
             ):
                 raise self.fail(f"{self.where(resolver, param)} has more than one Resolve(...)")
-            return _from_depends(default), annotation
+            return from_depends(default), annotation
         if get_origin(annotation) is not Annotated:
             return None, annotation
         markers = [
-            m if isinstance(m, Resolve) else _from_depends(m)
+            m if isinstance(m, Resolve) else from_depends(m)
             for m in annotation.__metadata__
             if isinstance(m, (Resolve, Dependant))
         ]
@@ -398,7 +195,7 @@ class _Builder:
         """Add the resolver behind `marker` (depth first), detecting cycles on the way."""
         base = identity(marker.fn)
         node_id = base
-        if isinstance(marker, _DependsMarker):
+        if isinstance(marker, DependsMarker):
             self.from_depends.add(base)
             if not marker.use_cache:  # fast-depends' use_cache=False: one run per consumer
                 node_id = ("uncached", base, len(self.bases))

@@ -21,22 +21,27 @@ from __future__ import annotations
 
 import keyword
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .markers import Elicit, ElicitURL
-from .nodes import ASYNC, Node
-from .outcomes import OUTCOME_TYPES
+from ..analysis.graph import Graph
+from ..analysis.nodes import ASYNC, Node
+from ..markers import Elicit, ElicitURL
+from ..outcomes import OUTCOME_TYPES
 
-if TYPE_CHECKING:
-    from .engine import Resolution, Resolved, Suspended
-    from .graph import ResolverGraph
+PENDING: Any = object()
+"""A resolver's value before it has run."""
+BLOCKED: Any = object()
+"""A resolver that cannot run this round: something it depends on asked a question."""
 
-Walk = Callable[["Resolution"], Coroutine[Any, Any, None]]
+Walk = Callable[[Any], Coroutine[Any, Any, None]]
+"""The generated walk, called with the call's resolution (whose attributes it drives)."""
+Finish = Callable[[Any], Any]
+"""The generated finish: the call's `Resolved` values, or its suspension."""
 
 
-def compile_walk(graph: ResolverGraph, pending: object) -> Walk:
+def compile_walk(graph: Graph) -> Walk:
     namespace: dict[str, Any] = {
-        "_PENDING": pending,
+        "_PENDING": PENDING,
         "_Elicit": Elicit,
         "_ElicitURL": ElicitURL,
         "_OUTCOMES": OUTCOME_TYPES,
@@ -142,10 +147,7 @@ def _keyword(name: str, expression: str, namespace: dict[str, Any], i: int, k: i
     return f"**{{K{i}_{k}: {expression}}}"
 
 
-Finish = Callable[["Resolution"], "Resolved | Suspended"]
-
-
-def compile_finish(graph: ResolverGraph, resolved: type[Resolved]) -> Finish:
+def compile_finish(graph: Graph, resolved: type) -> Finish:
     """Collect the tool's resolved values, converted per its annotations, in one function."""
     namespace: dict[str, Any] = {"_Resolved": resolved, "_OUTCOMES": OUTCOME_TYPES}
     lines = [

@@ -1,7 +1,7 @@
 """One call through a graph: resolvers in order, real waits overlapped, questions collected.
 
 Concurrency is paid for only when something really waits. Each graph's walk is generated
-as straight-line code (`compiler`) from what the engine has learned about its resolvers:
+as straight-line code (`plan`) from what the engine has learned about its resolvers:
 those known to finish at once are called inline; a level with at most one thing that
 waits awaits it inline too; a level with two or more hands the rest of the graph to the
 scheduler, which opens the call's single task group before any of them starts and still
@@ -15,123 +15,33 @@ scope. Sync resolvers that are ready together share one worker-thread hop.
 from __future__ import annotations
 
 import sys
-import types
-from collections.abc import Generator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, NoReturn
 
 import anyio
 import anyio.to_thread
-from pydantic import BaseModel, ValidationError
 
+from ..analysis.edges import EdgeRefusal
+from ..analysis.graph import Graph
+from ..analysis.nodes import ASYNC, Node, Target
+from ..errors import ResolutionError
+from ..markers import Elicit, ElicitURL
+from ..outcomes import OUTCOME_TYPES, Outcome
+from ..plan.compiler import BLOCKED, PENDING
+from ..plan.plan import Plan
+from .answers import accepts, check_undeclared, outcome_of
 from .cleanup import ExitStack
-from .edges import EdgeRefusal
-from .errors import ResolutionError
-from .markers import Elicit, ElicitURL
-from .nodes import ASYNC, SYNC_GEN, Node
-from .outcomes import (
-    OUTCOME_TYPES,
-    AcceptedElicitation,
-    AcceptedUrlElicitation,
-    CancelledElicitation,
-    DeclinedElicitation,
-    Outcome,
-)
 from .questions import Answer, Question
-from .schema import fields_left_empty_as_none, render_elicitation_schema
+from .results import Resolved, Suspended
+from .scheduler import Scheduler
+from .stepping import DONE, forward, resume
+from .threads import call_all, run_ready
 
-if TYPE_CHECKING:
-    from .graph import ResolverGraph, Target
+if sys.version_info < (3, 11):  # pragma: no cover
+    from exceptiongroup import BaseExceptionGroup
 
-_PENDING: Any = object()
-_BLOCKED: Any = object()
-_DECLINED = DeclinedElicitation()
-_CANCELLED = CancelledElicitation()
-_ACCEPTED_URL = AcceptedUrlElicitation()
-
-
-class Resolved:
-    """Every resolved parameter has its value; the tool body may run with `values`.
-
-    A plain slotted class rather than a frozen dataclass: one is made per call, and a
-    frozen dataclass's `__init__` costs several times more.
-    """
-
-    __slots__ = ("values",)
-    __match_args__ = ("values",)
-
-    def __init__(self, values: dict[str, Any]) -> None:
-        self.values = values
-
-    def __repr__(self) -> str:
-        return f"Resolved({self.values!r})"
-
-
-class Suspended:
-    """Questions that must be answered before the call can go on, in graph order.
-
-    Every question whose dependencies were resolved is here; resolvers that depend on an
-    unanswered question did not run.
-    """
-
-    __slots__ = ("questions",)
-    __match_args__ = ("questions",)
-
-    def __init__(self, questions: tuple[Question, ...]) -> None:
-        self.questions = questions
-
-    def __repr__(self) -> str:
-        return f"Suspended({self.questions!r})"
-
-
-_DONE: Any = object()
-
-
-@types.coroutine
-def _forward(
-    walk: Any, yielded: Any, resolution: Resolution, current: object
-) -> Generator[Any, Any, Any]:
-    """Pass the walk's waits to the event loop until it starts waiting on a new resolver.
-
-    Returns what the walk yielded for that new wait (not yet passed on, so the driver can
-    decide first whether to overlap it), or `_DONE` when the walk finished.
-    """
-    while True:
-        try:
-            sent = yield yielded
-        except BaseException as exc:
-            try:
-                yielded = walk.throw(exc)
-            except StopIteration:
-                return _DONE
-        else:
-            try:
-                yielded = walk.send(sent)
-            except StopIteration:
-                return _DONE
-        if resolution._current is not current:
-            return yielded
-
-
-@types.coroutine
-def _resume(step: Any, yielded: Any) -> Generator[Any, Any, Any]:
-    """Continue a coroutine that was stepped by hand and suspended, in the current task.
-
-    Equivalent to `await` from the point where `step.send(None)` returned `yielded`: what
-    the event loop sends or throws goes to `step`, what `step` yields goes to the loop.
-    """
-    while True:
-        try:
-            sent = yield yielded
-        except BaseException as exc:
-            try:
-                yielded = step.throw(exc)
-            except StopIteration as stop:
-                return stop.value
-        else:
-            try:
-                yielded = step.send(sent)
-            except StopIteration as stop:
-                return stop.value
+_PENDING = PENDING
+_BLOCKED = BLOCKED
 
 
 class Resolution:
@@ -156,6 +66,7 @@ class Resolution:
         "_current",
         "_exits",
         "_graph",
+        "_plan",
         "_result",
         "_stuck",
         "_values",
@@ -163,8 +74,11 @@ class Resolution:
         "used",
     )
 
-    def __init__(self, graph: ResolverGraph, arguments: Mapping[str, Any], context: Any) -> None:
+    def __init__(
+        self, graph: Graph, plan: Plan, arguments: Mapping[str, Any], context: Any
+    ) -> None:
         self._graph = graph
+        self._plan = plan
         defaults = graph.argument_defaults
         self._args = {**defaults, **arguments} if defaults else arguments
         self._context = context
@@ -178,7 +92,7 @@ class Resolution:
         self.used: dict[str, tuple[Question, Answer]] | None = None
 
     @property
-    def graph(self) -> ResolverGraph:
+    def graph(self) -> Graph:
         """The graph this call runs (a re-planned copy while a test overrides a resolver)."""
         return self._graph
 
@@ -199,14 +113,14 @@ class Resolution:
             return self._result
         if answers:
             self._take_answers(answers)
-        graph = self._graph
-        walk = (graph._walk or graph._compile())(self)
+        plan = self._plan
+        walk = (plan.walk or plan.current_walk())(self)
         try:
             yielded = walk.send(None)
         except StopIteration:
-            return graph._finish(self)
+            return plan.finish(self)  # type: ignore[no-any-return]
         await self._drive(walk, yielded)
-        return graph._finish(self)
+        return plan.finish(self)  # type: ignore[no-any-return]
 
     def _step(self, node: Node) -> tuple[Any, Any] | None:
         """Start an async resolver by hand: settle it if it finishes at once, else its step.
@@ -230,13 +144,13 @@ class Resolution:
             raise
         if node.suspends is not True:
             node.suspends = True
-            self._graph._walk = None
+            self._plan.learned()
         return step, yielded
 
     async def _wait_step(self, node: Node, step: Any, yielded: Any) -> Any:
         """Drive a resolver started by `_step` to its end, in the task that started it."""
         try:
-            return await _resume(step, yielded)
+            return await resume(step, yielded)
         except BaseException:
             self._fail(node)
             raise
@@ -244,13 +158,13 @@ class Resolution:
     def _learned(self, node: Node) -> None:
         """An inline resolver finished without waiting: plan it inline from now on."""
         node.suspends = False
-        self._graph._walk = None
+        self._plan.learned()
 
     def _fail(self, node: Node) -> None:
         if self.failed is None:
             self.failed = node
 
-    def _missing(self, node: Node, parameter: str, argument: str) -> None:
+    def _missing(self, node: Node, parameter: str, argument: str) -> NoReturn:
         raise ResolutionError(
             f"Resolver {node.name!r} needs the tool argument {argument!r}, which was not "
             f"given (tool {self._graph.tool!r})",
@@ -280,15 +194,13 @@ class Resolution:
             current = self._current
             if isinstance(current, Node) and current.suspends is not True:
                 current.suspends = True
-                self._graph._walk = None  # plan around it from the next call on
-            yielded = await _forward(walk, yielded, self, current)
-            if yielded is _DONE:
+                self._plan.learned()  # plan around it from the next call on
+            yielded = await forward(walk, yielded, self, current)
+            if yielded is DONE:
                 return
 
     async def _concurrently(self) -> None:
         """Run the rest of the graph in one task group, from whatever is ready now."""
-        from .scheduler import Scheduler
-
         self._current = None  # from here on the scheduler learns; the driver must not guess
         values = self._values
         ready = []
@@ -301,7 +213,7 @@ class Resolution:
                 ready.append(node.index)
         try:
             async with anyio.create_task_group() as group:
-                scheduler = Scheduler(self, group)
+                scheduler = Scheduler(self, self._graph.nodes, group)
                 scheduler.prepare(ready)
                 await scheduler.drive(scheduler.start(ready))
         except BaseException as exc:
@@ -325,16 +237,9 @@ class Resolution:
         if node.argument_params:
             args = self._args
             for name, argument in node.argument_params:
-                try:
-                    kwargs[name] = args[argument]
-                except KeyError:
-                    raise ResolutionError(
-                        f"Resolver {node.name!r} needs the tool argument {argument!r}, which "
-                        f"was not given (tool {self._graph.tool!r})",
-                        tool=self._graph.tool,
-                        resolver=node.name,
-                        parameter=name,
-                    ) from None
+                if argument not in args:
+                    self._missing(node, name, argument)
+                kwargs[name] = args[argument]
         if node.dep_params:
             values = self._values
             for name, dep, convert, exact in node.dep_params:
@@ -366,26 +271,17 @@ class Resolution:
         kind = type(result)
         if kind is Elicit or kind is ElicitURL:
             if kind is Elicit and node.schema is not result.schema:
-                self._check_schema(node, result.schema)
+                try:
+                    check_undeclared(node, result.schema, self._graph.tool)
+                except TypeError:
+                    self._fail(node)
+                    raise
             question = Question(node.key, result, node.name, node.parameter)
             result = self._answer_for(question) if self._answers else None
             if result is None:
                 result = question
                 self._stuck += 1
         self._values[node.index] = result
-
-    def _check_schema(self, node: Node, schema: type[BaseModel]) -> None:
-        """A question whose model was not declared in the return annotation: check it now."""
-        try:
-            render_elicitation_schema(schema)
-        except TypeError as exc:
-            self._fail(node)
-            raise TypeError(
-                f"Resolver {node.name!r} (parameter {node.parameter!r} of tool "
-                f"{self._graph.tool!r}) asked a question a client cannot render: {exc}. "
-                "Declare the question in the resolver's return annotation "
-                "(-> Model | Elicit[Model]) to have this checked at start-up."
-            ) from exc
 
     # -- answers -------------------------------------------------------------------------
 
@@ -408,7 +304,7 @@ class Resolution:
                     if outcome is not None:
                         values[node.index] = outcome
                         continue
-                    if value.request_waits and _accepts(answers[node.key]):
+                    if value.request_waits and accepts(answers[node.key]):
                         values[node.index] = _PENDING  # consent given: run the resolver again
                         continue
                 stuck += 1
@@ -432,45 +328,11 @@ class Resolution:
             return None
         if question.request_waits and answer.action == "accept":
             return None
-        outcome = self._outcome(question, answer)
+        outcome = outcome_of(question, answer, self._graph.tool)
         if self.used is None:
             self.used = {}
         self.used[question.key] = (question, answer)
         return outcome
-
-    def _outcome(self, question: Question, answer: Answer) -> Any:
-        request = question.request
-        if answer.action == "decline":
-            return _DECLINED
-        if answer.action == "cancel":
-            return _CANCELLED
-        if isinstance(request, ElicitURL):
-            return _ACCEPTED_URL
-        where = (
-            f"resolver {question.resolver!r} for parameter {question.parameter!r} "
-            f"(tool {self._graph.tool!r})"
-        )
-        if answer.content is None:
-            raise ResolutionError(
-                f"The answer to {where} was an accept without content",
-                tool=self._graph.tool,
-                resolver=question.resolver,
-                parameter=question.parameter,
-            )
-        content = answer.content
-        fill = fields_left_empty_as_none(request.schema)
-        if fill and not fill.issubset(content):
-            content = {**dict.fromkeys(fill), **content}
-        try:
-            return AcceptedElicitation(request.schema.model_validate(content))
-        except ValidationError as exc:
-            fields = sorted({".".join(str(p) for p in e["loc"]) or "<form>" for e in exc.errors()})
-            raise ResolutionError(
-                f"The answer to {where} does not fit its form (fields: {', '.join(fields)})",
-                tool=self._graph.tool,
-                resolver=question.resolver,
-                parameter=question.parameter,
-            ) from None
 
     def _suspend(self) -> Suspended:
         self._result = Suspended(tuple(v for v in self._values if type(v) is Question))
@@ -494,7 +356,7 @@ class Resolution:
         """Run ready sync resolvers in one worker-thread hop, in graph order."""
         calls = [(node, self._kwargs(node)) for node in nodes]
         self._current = tuple(nodes)
-        done, error = await anyio.to_thread.run_sync(_call_all, calls)
+        done, error = await anyio.to_thread.run_sync(call_all, calls)
         for (node, _), (result, generator) in zip(calls, done, strict=False):
             if generator is not None:
                 self._exit_stack().push_sync(generator, node.name)
@@ -512,44 +374,9 @@ class Resolution:
         nothing else touches the resolution.
         """
         self._current = tuple(nodes)
-        error = await anyio.to_thread.run_sync(self._run_sync_nodes, nodes, extend)
+        error = await anyio.to_thread.run_sync(run_ready, self, nodes, extend)
         if error is not None:
             raise error
-
-    def _run_sync_nodes(self, nodes: list[Node], extend: tuple[Node, ...]) -> BaseException | None:
-        values = self._values
-        for node in (*nodes, *extend):
-            if values[node.index] is not _PENDING:
-                continue
-            if node not in nodes and any(
-                values[d] is _PENDING or values[d] is _BLOCKED or type(values[d]) is Question
-                for d in node.deps
-            ):
-                continue
-            try:
-                kwargs = self._kwargs(node)
-            except BaseException as exc:
-                return exc
-            try:
-                result, generator = _call(node, kwargs)
-            except BaseException as exc:
-                self._fail(node)
-                return exc
-            if generator is not None:
-                self._exit_stack().push_sync(generator, node.name)
-            self._settle(node, result)
-        return None
-
-
-def _call(node: Node, kwargs: dict[str, Any]) -> tuple[Any, Any]:
-    """Call a sync resolver; for a generator, run it to its `yield` and return it too."""
-    result = node.fn(**kwargs)
-    if node.kind != SYNC_GEN:
-        return result, None
-    try:
-        return next(result), result
-    except StopIteration:
-        raise RuntimeError(f"Generator resolver {node.name!r} did not yield a value") from None
 
 
 def _first_error(exc: BaseException) -> BaseException:
@@ -557,24 +384,3 @@ def _first_error(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) >= 1:
         exc = exc.exceptions[0]
     return exc
-
-
-def _call_all(
-    calls: list[tuple[Node, dict[str, Any]]],
-) -> tuple[list[tuple[Any, Any]], BaseException | None]:
-    """Worker-thread side of a scheduler's sync hop: call each, stop at the first failure."""
-    done: list[tuple[Any, Any]] = []
-    for node, kwargs in calls:
-        try:
-            done.append(_call(node, kwargs))
-        except BaseException as exc:
-            return done, exc
-    return done, None
-
-
-if sys.version_info < (3, 11):  # pragma: no cover
-    from exceptiongroup import BaseExceptionGroup
-
-
-def _accepts(answer: Answer | Outcome) -> bool:
-    return answer.action == "accept"

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .questions import _ACTIONS, Answer, Question
+from ..engine.questions import _ACTIONS, Answer, Question
 
 
 def _recorded(answer: Answer) -> list[Any]:

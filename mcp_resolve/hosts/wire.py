@@ -1,6 +1,6 @@
 """Questions and answers in MCP's terms: request params, results, capabilities, refusals.
 
-The only module besides `hosts/` that imports the official SDK (`mcp`, `mcp-types`).
+Part of the hosts layer, the only layer that imports the official SDK (`mcp`, `mcp-types`).
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
-from .errors import ResolutionError
-from .markers import NO_FALLBACK, Elicit, ElicitURL
-from .outcomes import OUTCOME_TYPES, AcceptedElicitation, Outcome
-from .questions import Answer, Question
-from .schema import render_elicitation_schema
+from ..engine.questions import Answer, Question
+from ..errors import ResolutionError
+from ..markers import NO_FALLBACK, Elicit, ElicitURL
+from ..outcomes import OUTCOME_TYPES, AcceptedElicitation, Outcome
+from ..schema import render_elicitation_schema
 
 
 def elicitation_id(question: Question) -> str:

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .markers import Elicit, ElicitURL
-from .schema import render_elicitation_schema
+from ..markers import Elicit, ElicitURL
+from ..schema import render_elicitation_schema
 
 Action = Literal["accept", "decline", "cancel"]
 _ACTIONS = frozenset(("accept", "decline", "cancel"))

@@ -12,26 +12,39 @@ blocked instead of run, and blocks its own dependents.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from .engine import _PENDING
-from .nodes import Node
+from anyio.abc import TaskGroup
 
-if TYPE_CHECKING:
-    from anyio.abc import TaskGroup
-
-    from .engine import Resolution
+from ..analysis.nodes import Node
+from ..plan.compiler import PENDING as _PENDING
 
 Held = tuple[Node, Any, Any]
+
+
+class Stepper(Protocol):
+    """What the scheduler needs of the call it runs (the engine's `Resolution`)."""
+
+    _values: list[Any]
+
+    def _blocked(self, node: Node) -> bool: ...
+
+    def _step(self, node: Node) -> tuple[Any, Any] | None: ...
+
+    def _settle(self, node: Node, result: Any) -> None: ...
+
+    async def _wait_step(self, node: Node, step: Any, yielded: Any) -> Any: ...
+
+    async def _hop(self, nodes: list[Node]) -> None: ...
 
 
 class Scheduler:
     __slots__ = ("_group", "_nodes", "_resolution", "_waiting")
 
-    def __init__(self, resolution: Resolution, group: TaskGroup) -> None:
+    def __init__(self, resolution: Stepper, nodes: tuple[Node, ...], group: TaskGroup) -> None:
         self._resolution = resolution
         self._group = group
-        self._nodes = resolution._graph.nodes
+        self._nodes = nodes
         self._waiting: dict[int, int] = {}
 
     def prepare(self, ready: list[int]) -> None:

@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def example_path(name: str) -> Path:

@@ -5,13 +5,12 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, get_type_hints
+from dataclasses import dataclass
+from typing import Any, Literal, get_type_hints
 
 from pydantic import BaseModel
 
-if TYPE_CHECKING:
-    from .edges import Convert
-
+from .edges import Convert
 
 # Plain ints, not an Enum: the engine compares kinds on every resolver of every call, and an
 # Enum member lookup costs about ten times an int comparison.
@@ -25,9 +24,10 @@ NodeKind = int
 class Node:
     """A resolver, its parameter sources, and its place in the run order.
 
-    Mutable while the graph is built; afterwards only `suspends` changes, as the engine
-    learns whether the resolver really waits, so that later calls run resolvers that never
-    wait inline and start tasks only for the ones that do.
+    Mutable while the graph is built. Afterwards only `suspends` changes: it is what the
+    engine has learned about the resolver (whether it really waits), which the plan reads
+    so that later calls run resolvers that never wait inline and start tasks only for the
+    ones that do.
     """
 
     __slots__ = (
@@ -86,6 +86,16 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<Node {self.index} {self.name!r} key={self.key!r}>"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A resolved parameter of the tool: which node fills it and how its value is shaped."""
+
+    parameter: str
+    node: int
+    convert: Convert
+    exact: frozenset[type] | None
 
 
 def _target(fn: Callable[..., Any]) -> Any:

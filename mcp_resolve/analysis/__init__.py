@@ -1,0 +1,1 @@
+"""The analysis layer: signatures into a static, checked graph. Imports nothing of the runtime."""

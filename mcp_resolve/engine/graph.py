@@ -1,0 +1,98 @@
+"""`ResolverGraph`: the analysed graph of a tool, with its plan and a way to start a call.
+
+Analysis (`mcp_resolve.analysis`) builds the static graph; this subclass adds what running
+it needs: the plan (the generated walk, kept fresh as the engine learns) and `start()`,
+which also applies the resolver substitutions a test has in force (`testing.override`, or
+fast-depends' own provider overrides) by running a copy analysed again with them.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..analysis.builder import build
+from ..analysis.depends import provider_active, provider_overrides
+from ..analysis.graph import Graph
+from ..analysis.nodes import Node, Target, identity
+from ..analysis.overrides import overrides
+from ..plan.plan import Plan
+from .resolution import Resolution
+from .results import Resolved
+
+
+class ResolverGraph(Graph):
+    """The resolvers of one tool, analysed once; `start()` runs them for a call."""
+
+    __slots__ = ("_planned", "_seen_version", "plan")
+
+    def __init__(
+        self,
+        *,
+        tool: str,
+        function: Callable[..., Any],
+        nodes: tuple[Node, ...],
+        targets: tuple[Target, ...],
+        model_parameters: tuple[inspect.Parameter, ...],
+        context_parameters: tuple[str, ...],
+        context_types: tuple[type, ...],
+        depends: frozenset[object] = frozenset(),
+    ) -> None:
+        super().__init__(
+            tool=tool,
+            function=function,
+            nodes=nodes,
+            targets=targets,
+            model_parameters=model_parameters,
+            context_parameters=context_parameters,
+            context_types=context_types,
+            depends=depends,
+        )
+        self.plan = Plan(self, Resolved)
+        # The override version this graph was last found unaffected by (-1: check first).
+        self._seen_version = -1 if overrides.active else overrides.version
+        self._planned: tuple[tuple[int, tuple[tuple[int, int], ...]], ResolverGraph] | None = None
+
+    def start(self, arguments: Mapping[str, Any], context: Any = None) -> Resolution:
+        """Begin resolving one call; use the result as an async context manager.
+
+        `arguments` are the tool's validated arguments by parameter name; values under a
+        resolved parameter's name are ignored. `context` is injected into every resolver
+        parameter annotated with one of the graph's context types.
+        """
+        if overrides.version != self._seen_version or (self.depends and provider_active()):
+            graph = self.effective()
+            return Resolution(graph, graph.plan, arguments, context)
+        return Resolution(self, self.plan, arguments, context)
+
+    def effective(self) -> ResolverGraph:
+        """The graph a call runs now: this one, or, while overrides replace any of its
+        resolvers, a copy analysed again with the replacements in place.
+
+        The copy keeps each replaced resolver's question key, so answers keyed for the
+        original (and a host's key map) still apply; it is cached until the overrides change.
+        """
+        version = overrides.version
+        borrowed = provider_overrides(self.depends)
+        if version == self._seen_version and not borrowed:
+            return self
+        plan_key = (version, tuple((id(k), id(v[1])) for k, v in borrowed.items()))
+        planned = self._planned
+        if planned is not None and planned[0] == plan_key:
+            return planned[1]
+        active = {**borrowed, **overrides.active} if borrowed else overrides.active
+        if not any(identity(node.fn) in active for node in self.nodes):
+            self._planned = None
+            if not borrowed:
+                self._seen_version = version
+            return self
+        graph = build(
+            ResolverGraph,
+            self.function,
+            name=self.tool,
+            context_types=self.context_types,
+            substitutions=active,
+        )
+        self._planned = (plan_key, graph)
+        return graph
