@@ -114,7 +114,7 @@ class Resolution:
         if answers:
             self._take_answers(answers)
         plan = self._plan
-        walk = (plan.walk or plan.current_walk())(self)
+        walk = plan.walk(self)
         try:
             yielded = walk.send(None)
         except StopIteration:
@@ -143,8 +143,7 @@ class Resolution:
             self._fail(node)
             raise
         if node.suspends is not True:
-            node.suspends = True
-            self._plan.learned()
+            self._plan.learned(node, True)
         return step, yielded
 
     async def _wait_step(self, node: Node, step: Any, yielded: Any) -> Any:
@@ -157,8 +156,7 @@ class Resolution:
 
     def _learned(self, node: Node) -> None:
         """An inline resolver finished without waiting: plan it inline from now on."""
-        node.suspends = False
-        self._plan.learned()
+        self._plan.learned(node, False)
 
     def _fail(self, node: Node) -> None:
         if self.failed is None:
@@ -193,8 +191,7 @@ class Resolution:
         while True:
             current = self._current
             if isinstance(current, Node) and current.suspends is not True:
-                current.suspends = True
-                self._plan.learned()  # plan around it from the next call on
+                self._plan.learned(current, True)  # plan around it from the next call on
             yielded = await forward(walk, yielded, self, current)
             if yielded is DONE:
                 return

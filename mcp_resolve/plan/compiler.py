@@ -39,12 +39,21 @@ Finish = Callable[[Any], Any]
 """The generated finish: the call's `Resolved` values, or its suspension."""
 
 
-def compile_walk(graph: Graph) -> Walk:
+def compile_walk(graph: Graph, concurrent: list[bool]) -> Walk:
+    """The walk of `graph`, reading `concurrent` (one flag per level) as it goes.
+
+    The code is the same whatever the engine learns; only the flags change: a level whose
+    flag is set hands the rest of the graph to the scheduler, any other level runs inline.
+    So learning never regenerates code on a live call. A level with at most one thing
+    that can wait (one async resolver, or its sync resolvers as one hop) can never need
+    the scheduler and gets no check at all.
+    """
     namespace: dict[str, Any] = {
         "_PENDING": PENDING,
         "_Elicit": Elicit,
         "_ElicitURL": ElicitURL,
         "_OUTCOMES": OUTCOME_TYPES,
+        "_CONCURRENT": concurrent,
     }
     lines = [
         "async def walk(res):",
@@ -54,17 +63,13 @@ def compile_walk(graph: Graph) -> Walk:
     ]
     for depth, level in enumerate(graph.levels):
         nodes = [graph.nodes[i] for i in level]
-        inline = [n for n in nodes if n.is_async and n.suspends is False]
-        maybe = [n for n in nodes if n.is_async and n.suspends is not False]
+        waiting = [n for n in nodes if n.is_async]
         sync = [n for n in nodes if not n.is_async]
-        for node in inline:
-            lines.extend(_async_node(node, namespace))
-        if len(maybe) + (1 if sync else 0) >= 2:
-            # Two or more things that wait: the rest of the graph goes to the scheduler.
-            lines.append("    await res._concurrently()")
-            lines.append("    return")
-            break
-        for node in maybe:
+        if len(waiting) + (1 if sync else 0) >= 2:
+            lines.append(f"    if _CONCURRENT[{depth}]:")
+            lines.append("        await res._concurrently()")
+            lines.append("        return")
+        for node in waiting:
             lines.extend(_async_node(node, namespace))
         if sync:
             names = []
@@ -86,6 +91,22 @@ def compile_walk(graph: Graph) -> Walk:
     exec(code, namespace)
     walk: Walk = namespace["walk"]
     return walk
+
+
+def concurrent_levels(graph: Graph) -> list[bool]:
+    """Per level: do two or more of its things wait, or may they (so the scheduler runs it)?
+
+    A thing is an async resolver not known to finish at once, or the level's sync
+    resolvers, which share one worker-thread hop.
+    """
+    return [concurrent_level(graph, level) for level in graph.levels]
+
+
+def concurrent_level(graph: Graph, level: tuple[int, ...]) -> bool:
+    nodes = [graph.nodes[i] for i in level]
+    maybe = sum(1 for n in nodes if n.is_async and n.suspends is not False)
+    sync = any(not n.is_async for n in nodes)
+    return maybe + (1 if sync else 0) >= 2
 
 
 def _async_node(node: Node, namespace: dict[str, Any]) -> list[str]:

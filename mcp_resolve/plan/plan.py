@@ -1,32 +1,51 @@
-"""The executable plan of one graph: its generated walk and finish, kept fresh as it learns.
+"""The executable plan of one graph: its generated walk and finish, and what it has learned.
 
-The analysis says what must run; the plan says how this process runs it now. It starts
-from what analysis knows and is regenerated whenever the engine learns something new about
-a resolver (`Node.suspends`: whether it finishes at once or really waits), so a graph of
-trivial resolvers settles into straight calls and one of slow resolvers into tasks.
+The analysis says what must run; the plan says how this process runs it now. Both pieces
+of code are generated once, when the graph is built (at decoration), never on a call:
+generating a 100-resolver walk costs milliseconds, which a live call must not pay. What
+the engine learns about each resolver (`Node.suspends`: whether it finishes at once or
+really waits) only flips per-level flags that the walk reads, so a graph of trivial
+resolvers settles into straight calls and one of slow resolvers into tasks without any
+code being generated again.
 """
 
 from __future__ import annotations
 
 from ..analysis.graph import Graph
-from .compiler import Finish, Walk, compile_finish, compile_walk
+from ..analysis.nodes import Node
+from .compiler import (
+    Finish,
+    Walk,
+    compile_finish,
+    compile_walk,
+    concurrent_level,
+    concurrent_levels,
+)
+from .rehearsal import rehearse
+
+REHEARSALS = 16
+"""Dry runs at decoration: CPython's specialising interpreter settles a new code object
+only after several executions, and measured calls 2 to 7 of a fresh 100-resolver graph at
+2x to 5x its steady cost without them (see benchmarks/cliff.py)."""
 
 
 class Plan:
-    __slots__ = ("finish", "graph", "walk")
+    __slots__ = ("concurrent", "finish", "graph", "walk")
 
     def __init__(self, graph: Graph, resolved: type) -> None:
         self.graph = graph
-        self.walk: Walk | None = None
+        self.concurrent = concurrent_levels(graph)
+        self.walk: Walk = compile_walk(graph, self.concurrent)
         self.finish: Finish = compile_finish(graph, resolved)
+        for _ in range(REHEARSALS):
+            rehearse(graph, self.walk, self.finish)
 
-    def current_walk(self) -> Walk:
-        """The walk for what is known now, generated if something was learned since."""
-        walk = self.walk
-        if walk is None:
-            self.walk = walk = compile_walk(self.graph)
-        return walk
+    def learned(self, node: Node, suspends: bool) -> None:
+        """The engine saw whether `node` waits: update the one flag it can change.
 
-    def learned(self) -> None:
-        """Something about a resolver's waiting changed: plan the next call afresh."""
-        self.walk = None
+        The flag list is updated in place (the walk holds it); a call running meanwhile
+        sees the old flag or the new one, and either runs correctly.
+        """
+        node.suspends = suspends
+        level = node.level  # levels are numbered 0, 1, 2... with no gap
+        self.concurrent[level] = concurrent_level(self.graph, self.graph.levels[level])

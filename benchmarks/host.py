@@ -1,0 +1,145 @@
+"""The host path alone: a resolved call against a plain call of the same server, paired.
+
+Run from the repository root:
+
+    .venv/bin/python benchmarks/host.py            # full run (about 1 minute)
+    .venv/bin/python benchmarks/host.py --quick    # smoke run
+
+No client and no transport streams: each call goes straight into the server's own request
+handling (`mcp.server.runner.modern_on_request` behind the SDK's in-process
+`DirectDispatcher`, the path the SDK's in-memory `Client` uses on 2026-07-28), with the
+request `_meta` a 2026-07-28 client sends. What is timed is therefore the server: method
+validation, the tool's argument model, the `Context`, resolution, the body, and
+serialisation of the result.
+
+Both servers (the SDK's built-in `Resolve` and mcp_resolve's `@resolved`, same resolver
+functions, same body; see `workloads.py`) have the same plain tool `floor`. Each resolved
+call is timed next to a `floor` call of the same server, alternating which goes first,
+and the overhead is the median of the per-pair differences (`paired.py`); the ratio is the
+SDK's overhead over ours. The workload is checked every round (each resolver ran exactly
+once per call, every result right).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import anyio
+import mcp_types as types
+from mcp.server import MCPServer
+from mcp.server.runner import modern_on_request
+from mcp.shared.direct_dispatcher import create_direct_dispatcher_pair
+from paired import Paired, ratio
+from workloads import RUNS, WorkloadError, check, header, servers
+
+META = {
+    types.PROTOCOL_VERSION_META_KEY: "2026-07-28",
+    types.CLIENT_INFO_META_KEY: {"name": "bench", "version": "1"},
+    types.CLIENT_CAPABILITIES_META_KEY: {"elicitation": {"form": {}}},
+}
+Call = Callable[[str], Awaitable[dict[str, Any]]]
+
+
+@asynccontextmanager
+async def connect(server: MCPServer) -> AsyncIterator[Call]:
+    """Calls into `server`'s own request handling, as the SDK's in-process connector makes them."""
+    lowlevel = server._lowlevel_server  # the SDK's own in-process connector reads it too
+    async with lowlevel.lifespan(lowlevel) as lifespan, anyio.create_task_group() as group:
+        client, peer = create_direct_dispatcher_pair()
+        await group.start(peer.run, modern_on_request(lowlevel, lifespan), _ignore)
+        await group.start(client.run, _ignore, _ignore)
+
+        async def call(tool: str) -> dict[str, Any]:
+            params = {"name": tool, "arguments": {"x": 1}, "_meta": META}
+            return await client.send_raw_request("tools/call", params)
+
+        try:
+            yield call
+        finally:
+            peer.close()
+            client.close()
+
+
+async def _ignore(*_: Any) -> None:
+    return None
+
+
+async def paired_round(call: Call, tool: str, pairs: int) -> list[float]:
+    """`pairs` differences (µs) of `tool` over `floor`, the workload checked afterwards."""
+    RUNS.clear()
+    results: list[Any] = []
+    floors: list[Any] = []
+    differences = []
+    clock = time.perf_counter_ns
+    gc.collect()
+    gc.disable()
+    try:
+        for i in range(pairs):
+            if i % 2:
+                t0 = clock()
+                floors.append(await call("floor"))
+                t1 = clock()
+                results.append(await call(tool))
+                t2 = clock()
+                differences.append(((t2 - t1) - (t1 - t0)) / 1000)
+            else:
+                t0 = clock()
+                results.append(await call(tool))
+                t1 = clock()
+                floors.append(await call("floor"))
+                t2 = clock()
+                differences.append(((t1 - t0) - (t2 - t1)) / 1000)
+    finally:
+        gc.enable()
+    check("floor", [r.get("structuredContent") for r in floors], 0)
+    check(tool, [r.get("structuredContent") for r in results], pairs)
+    return differences
+
+
+async def main(quick: bool) -> None:
+    scenarios = ("async5", "sync5")
+    sdk, ours = servers(scenarios)
+    rounds, pairs = (3, 40) if quick else (15, 300)
+    print(header())
+    print(f"rounds={rounds} pairs/round={pairs} | server-side dispatch, 2026-07-28, no transport")
+    found: dict[tuple[str, str], Paired] = {}
+    async with connect(sdk) as theirs, connect(ours) as mine:
+        calls = {"official SDK": theirs, "mcp_resolve": mine}
+        for call in calls.values():  # warm up: graphs compile and learn on first calls
+            for tool in ("floor", *scenarios):
+                for _ in range(20):
+                    await call(tool)
+        order = [(tool, name) for tool in scenarios for name in calls]
+        for round_ in range(rounds):
+            for tool, name in order if round_ % 2 == 0 else reversed(order):
+                differences = await paired_round(calls[name], tool, pairs)
+                found.setdefault((tool, name), Paired()).add_round(differences)
+    labels = {"async5": "5 trivial async resolvers", "sync5": "5 trivial sync resolvers"}
+    print(f"{'scenario':28} {'SDK overhead µs':>16} {'ours µs':>9} {'ratio':>7}  spread")
+    for tool in scenarios:
+        theirs, mine = found[(tool, "official SDK")], found[(tool, "mcp_resolve")]
+        pooled, spread = ratio(theirs, mine)
+        print(
+            f"{labels[tool]:28} {theirs.median:16.1f} {mine.median:9.1f} {pooled:6.1f}x  "
+            f"ratio per round {spread}; ours per round {mine.spread()}; "
+            f"SDK per round {theirs.spread()}"
+        )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="a fast smoke run")
+    try:
+        anyio.run(main, parser.parse_args().quick)
+    except WorkloadError as exc:
+        sys.exit(f"workload check failed: {exc}")

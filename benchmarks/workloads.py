@@ -1,0 +1,214 @@
+"""The tools the host benchmarks share, each built with the SDK's `Resolve` or with ours.
+
+The same resolver functions and the same tool body are wired once with the official SDK's
+built-in `Resolve` and once with mcp_resolve's `@resolved`, so the two servers differ only
+in who resolves. Every resolver counts its runs in `RUNS`, so a benchmark can check the
+work it claims to measure (`check`).
+"""
+
+import os
+import platform
+import subprocess
+from collections import Counter
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Annotated, Any
+
+import anyio
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Resolve as SdkResolve
+from pydantic import BaseModel
+
+from mcp_resolve import Elicit, Resolve
+from mcp_resolve.mcp import resolved
+
+
+class WorkloadError(RuntimeError):
+    """A resolver ran the wrong number of times or a result was wrong."""
+
+
+RUNS: Counter[str] = Counter()
+FIVE = ("a", "b", "c", "d", "e")
+EIGHT = tuple(f"w{i}" for i in range(8))
+
+
+def five(marker: Callable[..., Any], sync: bool) -> Callable[..., Any]:
+    """Five trivial resolvers in three levels, a, b(x) -> c(a, b), d(a) -> e(c, d)."""
+    if sync:
+
+        def a() -> int:
+            RUNS["a"] += 1
+            return 1
+
+        def b(x: int) -> int:
+            RUNS["b"] += 1
+            return x
+
+        def c(a_: Annotated[int, marker(a)], b_: Annotated[int, marker(b)]) -> int:
+            RUNS["c"] += 1
+            return a_ + b_
+
+        def d(a_: Annotated[int, marker(a)]) -> int:
+            RUNS["d"] += 1
+            return a_ * 2
+
+        def e(c_: Annotated[int, marker(c)], d_: Annotated[int, marker(d)]) -> int:
+            RUNS["e"] += 1
+            return c_ + d_
+
+    else:
+
+        async def a() -> int:  # type: ignore[misc]
+            RUNS["a"] += 1
+            return 1
+
+        async def b(x: int) -> int:  # type: ignore[misc]
+            RUNS["b"] += 1
+            return x
+
+        async def c(a_: Annotated[int, marker(a)], b_: Annotated[int, marker(b)]) -> int:  # type: ignore[misc]
+            RUNS["c"] += 1
+            return a_ + b_
+
+        async def d(a_: Annotated[int, marker(a)]) -> int:  # type: ignore[misc]
+            RUNS["d"] += 1
+            return a_ * 2
+
+        async def e(c_: Annotated[int, marker(c)], d_: Annotated[int, marker(d)]) -> int:  # type: ignore[misc]
+            RUNS["e"] += 1
+            return c_ + d_
+
+    async def tool(x: int, v: Annotated[int, marker(e)]) -> int:
+        return v
+
+    return tool
+
+
+def eight(marker: Callable[..., Any]) -> Callable[..., Any]:
+    """Eight independent resolvers that each wait 20 ms."""
+
+    def waiter(i: int) -> Callable[..., Any]:
+        async def wait() -> int:
+            RUNS[f"w{i}"] += 1
+            await anyio.sleep(0.02)
+            return i
+
+        wait.__qualname__ = wait.__name__ = f"w{i}"
+        return wait
+
+    w = [waiter(i) for i in range(8)]
+
+    async def tool(
+        x: int,
+        a0: Annotated[int, marker(w[0])],
+        a1: Annotated[int, marker(w[1])],
+        a2: Annotated[int, marker(w[2])],
+        a3: Annotated[int, marker(w[3])],
+        a4: Annotated[int, marker(w[4])],
+        a5: Annotated[int, marker(w[5])],
+        a6: Annotated[int, marker(w[6])],
+        a7: Annotated[int, marker(w[7])],
+    ) -> int:
+        return a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7
+
+    return tool
+
+
+class Confirm(BaseModel):
+    ok: bool
+
+
+def asking(marker: Callable[..., Any], question: Callable[[str], Any]) -> Callable[..., Any]:
+    """One form question, then the body: two rounds on a 2026-07-28 connection."""
+
+    async def confirm(x: int) -> Any:
+        RUNS["confirm"] += 1
+        return question(f"Use {x}?")
+
+    async def tool(x: int, ok: Annotated[Confirm, marker(confirm)]) -> int:
+        return x if ok.ok else -x
+
+    return tool
+
+
+def servers(
+    scenarios: tuple[str, ...] = ("async5", "sync5", "wait8"),
+) -> tuple[MCPServer, MCPServer]:
+    """(the SDK's server, ours): a plain `floor` tool on each, then each scenario."""
+    sdk, ours = MCPServer("sdk"), MCPServer("ours")
+
+    @sdk.tool(name="floor")
+    @ours.tool(name="floor")
+    async def floor(x: int) -> int:
+        return 5 + x - x
+
+    builders: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {
+        "async5": lambda m: five(m, sync=False),
+        "sync5": lambda m: five(m, sync=True),
+        "wait8": eight,
+    }
+    for name in scenarios:
+        sdk.add_tool(builders[name](SdkResolve), name=name)
+        ours.add_tool(resolved(builders[name](Resolve)), name=name)
+    return sdk, ours
+
+
+def sdk_question(message: str) -> Any:
+    from mcp.server.mcpserver import Elicit as SdkElicit
+
+    return SdkElicit(message, Confirm)
+
+
+def our_question(message: str) -> Any:
+    return Elicit(message, Confirm)
+
+
+EXPECTED: dict[str, tuple[int, tuple[str, ...]]] = {
+    "floor": (5, ()),
+    "async5": (4, FIVE),
+    "sync5": (4, FIVE),
+    "wait8": (28, EIGHT),
+}
+
+
+def check(tool: str, structured: list[Any], calls: int) -> None:
+    """Every result right and every resolver of `tool` run exactly once per call."""
+    value, names = EXPECTED[tool]
+    bad = [s for s in structured if s != {"result": value}]
+    if bad:
+        raise WorkloadError(f"{tool}: {len(bad)} wrong result(s), first {bad[0]!r}")
+    for name in names:
+        if RUNS[name] != calls:
+            raise WorkloadError(f"{tool}: resolver {name} ran {RUNS[name]} times in {calls} calls")
+
+
+def header() -> str:
+    """When, where and what was measured: date, Python, machine, commit, load."""
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "mcp_resolve"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        head, dirty = "?", ""
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (
+        f"{now} | Python {platform.python_version()} | {platform.system()} "
+        f"{platform.release()} {platform.machine()} | {os.cpu_count()} CPUs: {cpu} | "
+        f"code: {head}{' + uncommitted changes' if dirty else ''} | load: {load}"
+    )

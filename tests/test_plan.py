@@ -1,0 +1,81 @@
+"""The plan: code generated once at decoration, never on a call, and rehearsed without user code."""
+
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+import anyio
+import pytest
+
+from mcp_resolve import Resolve, Resolved, ResolverGraph
+
+
+async def resolve_values(graph: ResolverGraph, arguments: dict[str, Any]) -> dict[str, Any]:
+    async with graph.start(arguments) as resolution:
+        outcome = await resolution.resolve()
+        assert isinstance(outcome, Resolved)
+        return outcome.values
+
+
+def counting_graph(runs: list[str]) -> ResolverGraph:
+    async def fast(q: int) -> int:
+        runs.append("fast")
+        return q
+
+    async def slow() -> int:
+        runs.append("slow")
+        await anyio.sleep(0)
+        return 2
+
+    def sync(x: Annotated[int, Resolve(fast)]) -> int:
+        runs.append("sync")
+        return x + 1
+
+    def managed(x: Annotated[int, Resolve(sync)]) -> Iterator[int]:
+        runs.append("managed")
+        yield x * 10
+
+    async def tool(
+        q: int,
+        a: Annotated[int, Resolve(managed)],
+        b: Annotated[int, Resolve(slow)],
+    ) -> None: ...
+
+    return ResolverGraph.from_function(tool)
+
+
+def test_building_a_graph_runs_none_of_its_resolvers() -> None:
+    runs: list[str] = []
+    counting_graph(runs)
+    assert runs == []
+
+
+@pytest.mark.anyio
+async def test_learning_flips_flags_and_never_generates_code_again() -> None:
+    runs: list[str] = []
+    graph = counting_graph(runs)
+    walk, finish = graph.plan.walk, graph.plan.finish
+    assert graph.plan.concurrent[0] is True  # two async resolvers, neither known yet
+
+    for _ in range(3):
+        assert await resolve_values(graph, {"q": 1}) == {"a": 20, "b": 2}
+
+    assert (graph.plan.walk, graph.plan.finish) == (walk, finish)
+    assert graph.plan.concurrent[0] is False  # only `slow` waits: awaited inline, no task
+    assert sorted(runs) == sorted(["fast", "slow", "sync", "managed"] * 3)
+
+
+@pytest.mark.anyio
+async def test_a_level_of_trivial_resolvers_goes_inline_once_learned() -> None:
+    async def one() -> int:
+        return 1
+
+    async def two() -> int:
+        return 2
+
+    async def tool(a: Annotated[int, Resolve(one)], b: Annotated[int, Resolve(two)]) -> None: ...
+
+    graph = ResolverGraph.from_function(tool)
+    assert graph.plan.concurrent == [True]
+    assert await resolve_values(graph, {}) == {"a": 1, "b": 2}
+    assert graph.plan.concurrent == [False]
+    assert await resolve_values(graph, {}) == {"a": 1, "b": 2}
