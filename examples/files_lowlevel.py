@@ -46,7 +46,10 @@ async def delete_folder(path: str, confirm: Annotated[Confirm, Resolve(confirm_d
 
 
 keys = KeyRing.from_env() if os.environ.get("MCP_RESOLVE_STATE_KEYS") else KeyRing.generate()
-tools = ResolvedTools(keys=keys)
+# States are bound to the authenticated user (the default, `principal=authenticated_principal`:
+# nothing changes on unauthenticated transports) and to this service: another service that
+# holds the same keys refuses them.
+tools = ResolvedTools(keys=keys, audience="files")
 tools.add(delete_folder)
 server = Server("Files", on_list_tools=tools.list_tools, on_call_tool=tools.call_tool)
 

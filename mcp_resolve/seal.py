@@ -13,22 +13,22 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import heapq
 import json
 import logging
 import math
 import os
 import re
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from .hosts.replay_guard import MemoryReplayGuard, ReplayGuard, check_replay_guard
 
 logger = logging.getLogger("mcp_resolve.seal")
 
@@ -72,19 +72,16 @@ def _b64e(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
-def _jsonable(value: Any) -> Any:
-    return dict(value) if isinstance(value, Mapping) else str(value)
-
-
 def arguments_digest(arguments: Mapping[str, Any]) -> str:
     """Base64url of the first 16 bytes of sha256 over canonical JSON of `arguments`.
 
     Canonical means sorted keys, compact separators and ASCII only, so every worker
-    computes the same digest; values JSON cannot hold are turned into `str()`.
+    computes the same digest. Pass the arguments as they came over the wire (JSON
+    values): a value JSON cannot hold raises `TypeError` rather than being digested by
+    its `str()`, which may hide a field (a `SecretStr`, a `repr=False` amount) and so
+    bind a state to other values too.
     """
-    text = json.dumps(
-        dict(arguments), sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=_jsonable
-    )
+    text = json.dumps(dict(arguments), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return _b64e(hashlib.sha256(text.encode("ascii")).digest()[:16])
 
 
@@ -191,56 +188,20 @@ class KeyRing:
         return f"KeyRing(key_ids={list(self.key_ids)!r})"
 
 
-class ReplayGuard(Protocol):
-    """Remembers token ids until they expire, so each sealed state is used at most once.
+class Opened(NamedTuple):
+    """A token that passed every check: its payload, its random id, and when it expires."""
 
-    Across workers, back it with a shared store where claiming is one atomic operation,
-    e.g. Redis `SET mcp_resolve:rs:<token_id> 1 NX EXAT <ceil(expires_at)>`: a reply of OK
-    is a first use (True), nil is a replay (False). If the store fails, raise: the caller
-    then reports an internal error rather than risk accepting a replay.
-    """
-
-    async def claim(self, token_id: str, expires_at: float) -> bool: ...
-
-
-class MemoryReplayGuard:
-    """A `ReplayGuard` for one process: bounded, and entries are dropped once expired.
-
-    When full it refuses (fails closed) and logs a warning; size `max_entries` above the
-    number of states sealed per ttl.
-    """
-
-    def __init__(self, max_entries: int = 100_000, *, now: Callable[[], float] = time.time):
-        if max_entries < 1:
-            raise ValueError("max_entries must be at least 1")
-        self._max, self._now = max_entries, now
-        self._seen: dict[str, float] = {}
-        self._expiries: list[tuple[float, str]] = []
-        self._lock = threading.Lock()
-
-    @property
-    def entries(self) -> int:
-        return len(self._seen)
-
-    async def claim(self, token_id: str, expires_at: float) -> bool:
-        with self._lock:
-            now = self._now()
-            while self._expiries and self._expiries[0][0] <= now:
-                self._seen.pop(heapq.heappop(self._expiries)[1], None)
-            if token_id in self._seen:
-                return False
-            if len(self._seen) >= self._max:
-                logger.warning("Replay guard full (%d entries); refusing states", self._max)
-                return False
-            self._seen[token_id] = expires_at
-            heapq.heappush(self._expiries, (expires_at, token_id))
-            return True
-
-
-class _Opened(NamedTuple):
     payload: str
     token_id: str
     expires_at: float
+
+
+class OversizedState(ValueError):
+    """The sealed token would exceed the sealer's `max_token_length` (its length is `length`)."""
+
+    def __init__(self, length: int, limit: int) -> None:
+        super().__init__(f"sealed state is {length} chars, over max_token_length ({limit})")
+        self.length = length
 
 
 def _number(value: Any) -> float | None:
@@ -281,10 +242,26 @@ class StateSealer:
             raise ValueError(f"ttl must be a positive number of seconds, got {ttl!r}")
         if max_token_length < 1:
             raise ValueError("max_token_length must be positive")
+        if replay_guard is not None:
+            check_replay_guard(replay_guard)
         self._keys, self._ttl, self._audience = keys, float(ttl), audience
         self._guard, self._now, self._max = replay_guard, now, max_token_length
         self.replay_guard = replay_guard
         self.max_token_length = max_token_length
+
+    @property
+    def ttl(self) -> float:
+        """Seconds a token stays valid after it is sealed."""
+        return self._ttl
+
+    @property
+    def audience(self) -> str | None:
+        return self._audience
+
+    @property
+    def now(self) -> Callable[[], float]:
+        """The clock this sealer reads (Unix seconds); what it seals expires by it."""
+        return self._now
 
     def seal(self, payload: str, *, binding: Binding) -> str:
         """An opaque token for `payload`, usable only on `binding` and only for `ttl` seconds."""
@@ -295,19 +272,28 @@ class StateSealer:
         envelope.update(self._claims(binding), s=payload)
         token = self._encrypt(json.dumps(envelope, separators=(",", ":")).encode("ascii"))
         if len(token) > self._max:
-            raise ValueError(f"sealed state is {len(token)} chars, over max_token_length")
+            raise OversizedState(len(token), self._max)
         return token
 
     def unseal(self, token: str, *, binding: Binding) -> str:
         """The payload, or `InvalidState` for any token that is not fully valid here."""
         return self._open(token, binding).payload
 
-    async def unseal_once(self, token: str, *, binding: Binding) -> str:
-        """`unseal`, then claim the token id with the replay guard: a second use is refused."""
+    def open(self, token: str, *, binding: Binding) -> Opened:
+        """As `unseal`, with the token's id and its real expiry (to remember it that long)."""
+        return self._open(token, binding)
+
+    async def unseal_once(self, token: str, *, binding: Binding, owner: str | None = None) -> str:
+        """`unseal`, then claim the token id with the replay guard: a second use is refused.
+
+        The id is claimed until the token's real expiry plus `FUTURE_SKEW`, so it is
+        remembered for as long as any worker with a clock a little behind would accept it.
+        """
         if self._guard is None:
             raise RuntimeError("unseal_once needs a StateSealer built with replay_guard=")
         opened = self._open(token, binding)
-        if not await self._guard.claim(opened.token_id, opened.expires_at + FUTURE_SKEW):
+        until = opened.expires_at + FUTURE_SKEW
+        if not await self._guard.claim(opened.token_id, until, owner=owner):
             raise self._refused(InvalidState("replayed", "token id already used"), binding)
         return opened.payload
 
@@ -327,20 +313,20 @@ class StateSealer:
         return PREFIX + _b64e(kid + nonce + aead.encrypt(nonce, plaintext, _AAD_PREFIX + kid))
 
     def _refused(self, exc: InvalidState, binding: Binding) -> InvalidState:
-        logger.info(
+        logger.warning(
             "requestState rejected on %r %r: %s (%s)",
             binding.method, binding.tool, exc.reason, exc.detail,
         )  # fmt: skip
         return exc
 
-    def _open(self, token: object, binding: Binding) -> _Opened:
+    def _open(self, token: object, binding: Binding) -> Opened:
         expected = self._claims(binding)
         try:
             return self._read(token, expected)
         except InvalidState as exc:
             raise self._refused(exc, binding) from None
 
-    def _read(self, token: object, expected: dict[str, str]) -> _Opened:
+    def _read(self, token: object, expected: dict[str, str]) -> Opened:
         if not isinstance(token, str):
             raise InvalidState("malformed", "not a string")
         if len(token) > self._max:
@@ -386,4 +372,22 @@ class StateSealer:
         for field, name in _FIELDS.items():
             if claims.get(field) != expected.get(field):
                 raise InvalidState("binding", f"{name} differs")
-        return _Opened(claims["s"], claims["j"], expires)
+        return Opened(claims["s"], claims["j"], expires)
+
+
+__all__ = [
+    "DEFAULT_TTL",
+    "FUTURE_SKEW",
+    "MAX_TOKEN_LENGTH",
+    "MESSAGE",
+    "PREFIX",
+    "Binding",
+    "InvalidState",
+    "KeyRing",
+    "MemoryReplayGuard",
+    "Opened",
+    "OversizedState",
+    "ReplayGuard",
+    "StateSealer",
+    "arguments_digest",
+]

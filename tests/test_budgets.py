@@ -175,7 +175,7 @@ async def test_an_at_most_once_state_is_refused_on_reuse_on_the_low_level_server
     async def go(g: Annotated[Go, Resolve(ask)]) -> str:
         return "went"
 
-    tools = ResolvedTools(keys=KeyRing("k" * 32), replay_guard=MemoryReplayGuard())
+    tools = ResolvedTools(keys=KeyRing("k" * 32), audience="bank", replay_guard=MemoryReplayGuard())
     tools.add(go)
     low = Server("once", on_list_tools=tools.list_tools, on_call_tool=tools.call_tool)
     async with Client(low, mode="2026-07-28", elicitation_callback=never) as client:
@@ -198,7 +198,7 @@ async def test_a_guard_given_to_the_sealer_makes_low_level_states_single_use() -
     async def go(g: Annotated[Go, Resolve(ask)]) -> str:
         return "went"
 
-    sealer = StateSealer(KeyRing("k" * 32), replay_guard=MemoryReplayGuard())
+    sealer = StateSealer(KeyRing("k" * 32), audience="bank", replay_guard=MemoryReplayGuard())
     tools = ResolvedTools(sealer=sealer)
     tools.add(go)
     low = Server("once", on_list_tools=tools.list_tools, on_call_tool=tools.call_tool)
@@ -206,6 +206,6 @@ async def test_a_guard_given_to_the_sealer_makes_low_level_states_single_use() -
         await replay_twice(client)
 
 
-def test_a_state_budget_must_leave_room_for_sealing() -> None:
-    with pytest.raises(ValueError, match="must leave room for sealing"):
-        ResolvedTools(keys=KeyRing("k" * 32), max_state_bytes=200_000)
+def test_a_state_budget_the_sealer_could_not_send_is_refused() -> None:
+    with pytest.raises(ValueError, match="more than the sealer's max_token_length"):
+        ResolvedTools(keys=KeyRing("k" * 32), audience="bank", max_state_bytes=200_000)

@@ -159,9 +159,9 @@ def build(host: str, ledger: Ledger, key: str = KEY) -> MCPServer | Server[Any]:
         high.tool()(resolved(meet))
         high.tool()(resolved(replay_guard=MemoryReplayGuard())(once))
         return high
-    plain = ResolvedTools(keys=KeyRing(key))
+    plain = ResolvedTools(keys=KeyRing(key), audience="hostile")
     plain.add(meet)
-    guarded = ResolvedTools(keys=KeyRing(key), replay_guard=MemoryReplayGuard())
+    guarded = ResolvedTools(keys=KeyRing(key), audience="hostile", replay_guard=MemoryReplayGuard())
     guarded.add(once)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:

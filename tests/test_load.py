@@ -77,7 +77,7 @@ def serve(host: str, *functions: Callable[..., Any]) -> MCPServer | Server[Any]:
             # Tools without resolvers are registered as they are, as ResolvingMCPServer does.
             high.tool()(resolved(fn) if uses_resolve(fn) else fn)
         return high
-    tools = ResolvedTools(keys=KeyRing("k" * 32))
+    tools = ResolvedTools(keys=KeyRing("k" * 32), audience="load")
     for fn in functions:
         tools.add(fn)
     return Server("load", on_list_tools=tools.list_tools, on_call_tool=tools.call_tool)

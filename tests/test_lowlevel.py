@@ -50,7 +50,7 @@ async def delete_folder(
 def server(keys: KeyRing | None = None) -> tuple[Server[Any], ResolvedTools]:
     FOLDERS.clear()
     FOLDERS["/p"] = ["a", "b"]
-    tools = ResolvedTools(keys=keys or KeyRing(KEY_A))
+    tools = ResolvedTools(keys=keys or KeyRing(KEY_A), audience="files")
     tools.add(delete_folder)
     return Server("low", on_list_tools=tools.list_tools, on_call_tool=tools.call_tool), tools
 
@@ -195,7 +195,7 @@ async def test_resolvers_may_take_the_low_level_request_context() -> None:
     async def which(m: Annotated[str, Resolve(method)]) -> str:
         return m
 
-    tools = ResolvedTools(keys=KeyRing(KEY_A))
+    tools = ResolvedTools(keys=KeyRing(KEY_A), audience="files")
     tools.add(which)
     low = Server("ctx", on_list_tools=tools.list_tools, on_call_tool=tools.call_tool)
     async with Client(low, mode="2026-07-28") as client:

@@ -81,7 +81,8 @@ def user_from_meta(ctx: ServerRequestContext[Any, Any]) -> str | None:
 
 CLOCK = Clock()
 tools = ResolvedTools(
-    sealer=StateSealer(KeyRing(secrets.token_urlsafe(32)), now=CLOCK), principal=user_from_meta
+    sealer=StateSealer(KeyRing(secrets.token_urlsafe(32)), audience="bank", now=CLOCK),
+    principal=user_from_meta,
 )
 tools.add(transfer)
 tools.add(refund)

@@ -121,14 +121,15 @@ class RedisReplayGuard:
 
     `SET key 1 NX EXAT t` sets the key only if it is absent, in one step, and lets Redis
     drop it when the state could no longer be used anyway. An error from Redis is raised,
-    so the call fails instead of accepting a state that may be a replay.
+    so the call fails instead of accepting a state that may be a replay. (This one does not
+    bound what one `owner` may hold; a production guard should.)
     """
 
     def __init__(self, redis: RedisLike, prefix: str = "mcp_resolve:rs:") -> None:
         self.redis = redis
         self.prefix = prefix
 
-    async def claim(self, token_id: str, expires_at: float) -> bool:
+    async def claim(self, token_id: str, expires_at: float, *, owner: str | None = None) -> bool:
         first_use = await self.redis.set(
             self.prefix + token_id, 1, nx=True, exat=math.ceil(expires_at)
         )

@@ -19,7 +19,7 @@ import mcp_types as types
 from _examples import load
 from mcp import Client
 from mcp.server import MCPServer, Server
-from mcp.server.mcpserver import RequestStateSecurity, authenticated_principal
+from mcp.server.mcpserver import RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
 from mcp_resolve.lowlevel import KeyRing, ResolvedTools, StateSealer
@@ -83,7 +83,7 @@ def request_state_security() -> RequestStateSecurity:
 def lowlevel_tools() -> ResolvedTools:
     """The low-level host for several workers: shared keys, an audience, the user bound."""
     sealer = StateSealer(KeyRing.from_env(), audience="files")
-    return ResolvedTools(sealer=sealer, principal=authenticated_principal)
+    return ResolvedTools(sealer=sealer)
 
 
 def lowlevel_server(tools: ResolvedTools) -> Server[Any]:

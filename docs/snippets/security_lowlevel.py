@@ -82,7 +82,7 @@ async def answer(
 
 @contextmanager
 def seal_log() -> Iterator[list[str]]:
-    """The messages `mcp_resolve.seal` logs at INFO while the block runs."""
+    """The messages `mcp_resolve.seal` logs while the block runs."""
     messages: list[str] = []
 
     class Keep(logging.Handler):

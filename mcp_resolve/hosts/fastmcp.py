@@ -39,6 +39,7 @@ from mcp.shared.exceptions import MCPError
 
 from ..seal import ReplayGuard
 from . import completion
+from .at_most_once import DEFAULT_STATE_TTL, STATE_REFUSED
 from .completion import notify
 from .flow import DEFAULT_MAX_ROUNDS, DEFAULT_MAX_STATE_BYTES, Connection
 from .wrapping import WrappedFunction
@@ -56,6 +57,7 @@ def resolved(
     max_rounds: int = DEFAULT_MAX_ROUNDS,
     max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
     replay_guard: ReplayGuard | None = None,
+    state_ttl: float = DEFAULT_STATE_TTL,
 ) -> Callable[[F], F]: ...
 
 
@@ -66,13 +68,15 @@ def resolved(
     max_rounds: int = DEFAULT_MAX_ROUNDS,
     max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
     replay_guard: ReplayGuard | None = None,
+    state_ttl: float = DEFAULT_STATE_TTL,
 ) -> F | Callable[[F], F]:
     """Fill `fn`'s `Annotated[T, Resolve(...)]` parameters before it runs; put under `@app.tool()`.
 
     Resolvers and the tool may take fastmcp's `Context`. Graph errors (a cycle, a parameter
     nothing can fill, a question schema a client cannot render) raise here, when the server
     module is imported. Used bare (`@resolved`) or with budgets (`@resolved(max_rounds=8)`),
-    as in `mcp_resolve.mcp`.
+    as in `mcp_resolve.mcp`; `state_ttl` is the TTL of the server's
+    `FastMCP(request_state_security=...)` (600 s unless changed there).
     """
 
     def decorate(function: F) -> F:
@@ -81,6 +85,7 @@ def resolved(
             max_rounds=max_rounds,
             max_state_bytes=max_state_bytes,
             replay_guard=replay_guard,
+            state_ttl=state_ttl,
         )
 
     return decorate if fn is None else decorate(fn)
@@ -111,6 +116,7 @@ def _connection(ctx: Context) -> Connection:
         request_state=ctx.request_state,
         input_responses=ctx.input_responses,
         context=ctx,
+        request_context=request,
     )
 
 
@@ -162,6 +168,12 @@ class _Host(WrappedFunction):
                 raise  # the body's own exceptions are fastmcp's to report, untouched
             # fastmcp masks unknown exceptions; its ToolError reaches the model as written.
             raise ToolError(str(exc), log_level=logging.INFO) from None
+        except MCPError as exc:
+            if in_body or exc.error.message != STATE_REFUSED:
+                raise
+            # fastmcp turns every error from a tool but -32021 into a result, and logs it
+            # with its traceback at ERROR; the refusal was logged once already (WARNING).
+            raise ToolError(STATE_REFUSED, log_level=logging.DEBUG) from None
 
 
 async def complete(target: Context | FastMCP[Any] | None, elicitation_id: str) -> None:

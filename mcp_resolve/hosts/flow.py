@@ -12,14 +12,13 @@ far, and the retry resumes. A `StateCodec` seals that state where the host does 
 from __future__ import annotations
 
 import logging
-import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import mcp_types as types
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.request_state import authenticated_principal
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import is_version_at_least
 from pydantic import ValidationError
@@ -31,8 +30,16 @@ from ..engine.resolution import Resolution
 from ..engine.results import Suspended
 from ..errors import ResolutionError
 from ..markers import Elicit, ElicitURL
-from ..seal import ReplayGuard
+from ..seal import OversizedState
 from . import completion, wire
+from .at_most_once import (
+    DEFAULT_STATE_TTL,
+    AtMostOnce,
+    Principal,
+    Unsealed,
+    check_state_ttl,
+)
+from .replay_guard import ReplayGuard, check_replay_guard
 from .state import RoundState, StateError
 from .translate import Translate
 
@@ -41,21 +48,6 @@ logger = logging.getLogger("mcp_resolve")
 MODERN = "2026-07-28"
 DEFAULT_MAX_ROUNDS = 16
 DEFAULT_MAX_STATE_BYTES = 16 * 1024
-REPLAY_MEMORY_SECONDS = 660.0  # a sealed state lives 10 minutes; remember it a little longer
-STATE_REFUSED = "Invalid or expired requestState"
-
-
-def state_refused() -> MCPError:
-    """The one refusal for any request state we will not use, whatever the reason.
-
-    Its code, message and data match the official SDK's own, so a client cannot tell a
-    replay from a forgery, nor which host refused.
-    """
-    return MCPError(
-        code=types.INVALID_PARAMS,
-        message=STATE_REFUSED,
-        data={"reason": "invalid_request_state"},
-    )
 
 
 @dataclass(slots=True)
@@ -73,15 +65,20 @@ class Connection:
     request_state: str | None
     input_responses: Mapping[str, object] | None
     context: Any
+    wire_arguments: Mapping[str, Any] | None = None  # as received, for the state's binding
+    request_context: Any = None  # the SDK's ServerRequestContext (who asks, from where)
 
 
 class StateCodec(Protocol):
     """Seals the request state for hosts that do not seal it themselves."""
 
-    def seal(self, state: str, connection: Connection, arguments: Mapping[str, Any]) -> str: ...
+    def seal(self, state: str, connection: Connection) -> str:
+        """The sealed token; raise `OversizedState` when it would be too long to send."""
+        ...
 
-    def unseal(self, token: str, connection: Connection, arguments: Mapping[str, Any]) -> str:
-        """Return the plain state, or raise the host's refusal (never a reason on the wire)."""
+    def unseal(self, token: str, connection: Connection) -> Unsealed:
+        """The plain state and the token's real expiry, or the host's refusal (no reason on
+        the wire)."""
         ...
 
 
@@ -99,18 +96,28 @@ class ToolFlow:
         max_rounds: int = DEFAULT_MAX_ROUNDS,
         max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
         replay_guard: ReplayGuard | None = None,
+        state_ttl: float = DEFAULT_STATE_TTL,
+        clock: Callable[[], float] = time.time,
+        principal: Principal | None = authenticated_principal,
         tool_errors: tuple[type[Exception], ...] = (),
     ) -> None:
         if not (isinstance(max_rounds, int) and max_rounds >= 1):
             raise ValueError(f"max_rounds must be a positive integer, got {max_rounds!r}")
         if not (isinstance(max_state_bytes, int) and max_state_bytes >= 256):
             raise ValueError(f"max_state_bytes must be an integer >= 256, got {max_state_bytes!r}")
+        ttl = check_state_ttl(state_ttl)
         self.graph = graph
         self.tool = graph.tool
         self.codec = codec
         self.max_rounds = max_rounds
         self.max_state_bytes = max_state_bytes
         self.replay_guard = replay_guard
+        self.once: AtMostOnce | None = None
+        if replay_guard is not None:
+            check_replay_guard(replay_guard)
+            self.once = AtMostOnce(
+                replay_guard, graph.tool, ttl=ttl, clock=clock, principal=principal
+            )
         # Errors a resolver raises on purpose, for the model to read: the SDK's ToolError and
         # whatever the host framework uses for the same (fastmcp has its own).
         self.tool_errors: tuple[type[Exception], ...] = (ToolError, *tool_errors)
@@ -212,15 +219,15 @@ class ToolFlow:
     async def _modern(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
         state = _FIRST_ROUND
         if conn.request_state is not None:
-            text = conn.request_state
+            opened = Unsealed(conn.request_state)
             if self.codec is not None:
-                text = self.codec.unseal(text, conn, arguments)
+                opened = self.codec.unseal(conn.request_state, conn)
             try:
-                state = RoundState.decode(text)
+                state = RoundState.decode(opened.state)
             except StateError as exc:
                 logger.info("Tool %r: request state ignored (%s); asking again", self.tool, exc)
-            if self.replay_guard is not None:
-                await self._claim(state)
+            if self.once is not None:
+                await self.once.claim(state, conn.request_context, opened.expires_at)
         async with self.graph.start(arguments, conn.context) as resolution:
             with self._translated(resolution):
                 answers = None
@@ -237,29 +244,31 @@ class ToolFlow:
                     following = state.next_round(resolution.used or {}, outcome.questions)
                     self._check_rounds(following.rounds)
                     self._check_changes(following, outcome.questions)
-                    if self.replay_guard is not None:
-                        following.token = secrets.token_hex(16)
-                    encoded = following.encode()
-                    # Budget the state before sealing: a sealer refuses oversized input,
-                    # and the budget's message says which answers made it large.
-                    self._check_size(following, encoded, resolution.graph)
-                    if self.codec is not None:
-                        encoded = self.codec.seal(encoded, conn, arguments)
+                    if self.once is not None:
+                        self.once.stamp(following)
+                    encoded = self._sealed(following, conn, resolution.graph)
                     return wire.input_required(outcome.questions, encoded)
             return await body(outcome.values)
 
-    async def _claim(self, state: RoundState) -> None:
-        """At most once: a state whose token was already used is refused like a forged one."""
-        guard = self.replay_guard
-        if guard is None:
-            return
-        if state.token is None or not await guard.claim(
-            state.token, time.time() + REPLAY_MEMORY_SECONDS
-        ):
-            logging.getLogger("mcp_resolve.seal").info(
-                "Tool %r: request state refused (replayed or untracked)", self.tool
-            )
-            raise state_refused()
+    def _sealed(self, state: RoundState, conn: Connection, graph: Graph) -> str:
+        """The state as it goes on the wire, within budget.
+
+        The budget counts what is actually sent where mcp_resolve seals (the token, whose
+        JSON escaping and base64 can make it several times the plain state), and the plain
+        state where the SDK seals it; either way the message names the answers that made
+        it large, and an oversized state never reaches the log as a crash.
+        """
+        encoded = state.encode()
+        if self.codec is None:
+            self._check_size(state, len(encoded.encode()), graph)
+            return encoded
+        try:
+            sealed = self.codec.seal(encoded, conn)
+        except OversizedState as exc:
+            self._check_size(state, exc.length, graph)
+            raise  # pragma: no cover - the budget is never above the sealer's limit
+        self._check_size(state, len(sealed), graph)
+        return sealed
 
     def _check_changes(self, state: RoundState, questions: tuple[Question, ...]) -> None:
         """A question worded differently round after round would be asked forever."""
@@ -283,8 +292,7 @@ class ToolFlow:
                     parameter=question.parameter,
                 )
 
-    def _check_size(self, state: RoundState, encoded: str, graph: Graph) -> None:
-        size = len(encoded.encode())
+    def _check_size(self, state: RoundState, size: int, graph: Graph) -> None:
         if size <= self.max_state_bytes:
             return
         by_key = {node.key: node for node in graph.nodes}

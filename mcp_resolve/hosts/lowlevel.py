@@ -4,10 +4,12 @@ The low-level `Server` derives no schemas and seals nothing, so `ResolvedTools` 
 it lists each function's model-supplied parameters as the input schema, validates the
 arguments, runs the same flow as the `MCPServer` host, and seals the 2026-07-28 request
 state with `mcp_resolve.seal` (AES-256-GCM, key ring, expiry, bound to the method, the
-tool, the arguments and the principal). Every refused state gets the same MCP error,
--32602 `Invalid or expired requestState`; the reason goes to the server log only.
+tool, the arguments as sent, the audience and the authenticated principal). Every refused
+state gets the same MCP error, -32602 `Invalid or expired requestState` with data
+`{"reason": "invalid_request_state"}`, as the SDK's own; the reason goes to the server log
+only.
 
-    tools = ResolvedTools(keys=KeyRing.from_env())
+    tools = ResolvedTools(keys=KeyRing.from_env(), audience="files")
     tools.add(delete_folder)
     server = Server("files", on_list_tools=tools.list_tools, on_call_tool=tools.call_tool)
 """
@@ -18,45 +20,23 @@ import functools
 import inspect
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, get_type_hints
 
 import anyio.to_thread
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.request_state import authenticated_principal
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError, create_model
 
 from ..engine.graph import ResolverGraph
-from ..seal import Binding, InvalidState, KeyRing, ReplayGuard, StateSealer
-from .flow import Connection, ToolFlow, state_refused
+from ..seal import KeyRing, ReplayGuard, StateSealer
+from .flow import Connection, ToolFlow
+from .sealing import Principal, Sealing
 
 logger = logging.getLogger("mcp_resolve")
-
-Principal = Callable[[ServerRequestContext[Any, Any]], "str | None"]
-
-
-class _Sealing:
-    """The flow's state codec for one tool: seal on the way out, verify on the way in."""
-
-    def __init__(self, sealer: StateSealer, tool: str, principal: Principal | None) -> None:
-        self.sealer = sealer
-        self.tool = tool
-        self.principal = principal
-
-    def _binding(self, conn: Connection, arguments: Mapping[str, Any]) -> Binding:
-        who = self.principal(conn.context) if self.principal is not None else None
-        return Binding.of("tools/call", self.tool, arguments, who)
-
-    def seal(self, state: str, conn: Connection, arguments: Mapping[str, Any]) -> str:
-        return self.sealer.seal(state, binding=self._binding(conn, arguments))
-
-    def unseal(self, token: str, conn: Connection, arguments: Mapping[str, Any]) -> str:
-        try:
-            return self.sealer.unseal(token, binding=self._binding(conn, arguments))
-        except InvalidState:
-            raise state_refused() from None
 
 
 class _Tool:
@@ -86,9 +66,15 @@ class ResolvedTools:
     `keys` (or a ready `sealer`) seal the request state; without either, a key ring is
     generated for this process alone, which is right for a single worker and means that a
     restart, or a second worker, refuses the state of flows in progress (they start over).
-    `principal`, when given, names the authenticated user of a request, and a state is
-    then only accepted from the same user. `audience` (for example the server's name)
-    keeps servers that share keys from accepting each other's states.
+
+    A state is bound to the user: `principal(ctx)` names the authenticated user of a
+    request (by default the SDK's `authenticated_principal`, which is None on
+    unauthenticated transports, where nothing changes), and a state is only accepted from
+    the same one. `principal=None` turns the binding off. Keys that may be shared need an
+    `audience` (for example the server's name), so that another service with the same
+    keys refuses this one's states: `keys=` requires `audience=`, and a `sealer=` must
+    have one. `max_state_bytes` counts the sealed token, so it may not exceed the sealer's
+    `max_token_length`.
     """
 
     def __init__(
@@ -96,19 +82,22 @@ class ResolvedTools:
         *,
         keys: KeyRing | None = None,
         sealer: StateSealer | None = None,
-        principal: Principal | None = None,
+        principal: Principal | None = authenticated_principal,
+        audience: str | None = None,
         max_rounds: int = 16,
         max_state_bytes: int = 16 * 1024,
         replay_guard: ReplayGuard | None = None,
-        audience: str | None = None,
     ) -> None:
-        if keys is not None and sealer is not None:
-            raise TypeError("ResolvedTools() takes keys or a sealer, not both")
-        self.sealer = sealer or StateSealer(keys or KeyRing.generate(), audience=audience)
-        if max_state_bytes > self.sealer.max_token_length // 2:
+        self.sealer = _sealer(keys, sealer, audience)
+        if isinstance(max_state_bytes, int) and max_state_bytes > self.sealer.max_token_length:
             raise ValueError(
-                f"max_state_bytes ({max_state_bytes}) must leave room for sealing: at most "
-                f"{self.sealer.max_token_length // 2} with this sealer's max_token_length"
+                f"max_state_bytes ({max_state_bytes}) is more than the sealer's "
+                f"max_token_length ({self.sealer.max_token_length}): the budget counts the "
+                "sealed token, so a state within it could not always be sent"
+            )
+        if principal is not None and not callable(principal):
+            raise TypeError(
+                f"principal must be a function of the request context, got {principal!r}"
             )
         self.principal = principal
         self.max_rounds = max_rounds
@@ -130,13 +119,16 @@ class ResolvedTools:
         tool_name = name or graph.tool
         if tool_name in self._tools:
             raise ValueError(f"A tool named {tool_name!r} is already registered")
-        codec = _Sealing(self.sealer, tool_name, self.principal)
+        codec = Sealing(self.sealer, tool_name, self.principal)
         flow = ToolFlow(
             graph,
             codec=codec,
             max_rounds=self.max_rounds,
             max_state_bytes=self.max_state_bytes,
             replay_guard=self.replay_guard,
+            state_ttl=self.sealer.ttl,
+            clock=self.sealer.now,
+            principal=self.principal,
         )
         self._tools[tool_name] = _Tool(fn, tool_name, description, flow)
         return fn
@@ -167,6 +159,8 @@ class ResolvedTools:
             request_state=params.request_state,
             input_responses=params.input_responses,
             context=ctx,
+            wire_arguments=params.arguments or {},
+            request_context=ctx,
         )
 
         async def body(values: dict[str, Any]) -> Any:
@@ -187,6 +181,32 @@ class ResolvedTools:
         if isinstance(result, (types.InputRequiredResult, types.CallToolResult)):
             return result
         return _result(result)
+
+
+def _sealer(keys: KeyRing | None, sealer: StateSealer | None, audience: str | None) -> StateSealer:
+    """The sealer, refusing a configuration whose states another service could accept."""
+    if keys is not None and sealer is not None:
+        raise TypeError("ResolvedTools() takes keys or a sealer, not both")
+    if sealer is not None:
+        if audience is not None:
+            raise TypeError("give the audience to the StateSealer, not to ResolvedTools")
+        if sealer.audience is None:
+            raise ValueError(
+                "ResolvedTools(sealer=...) needs a StateSealer with an audience (for example "
+                "the server's name): without one, another service sharing its keys would "
+                "accept this one's request states"
+            )
+        return sealer
+    if keys is not None:
+        if not isinstance(audience, str) or not audience:
+            raise ValueError(
+                "ResolvedTools(keys=...) needs audience=... (for example the server's name): "
+                "without one, another service sharing these keys would accept this one's "
+                "request states"
+            )
+        return StateSealer(keys, audience=audience)
+    # Keys generated for this process alone: no other service can hold them.
+    return StateSealer(KeyRing.generate(), audience=audience)
 
 
 def _error(text: str) -> types.CallToolResult:

@@ -22,6 +22,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from ..markers import Resolve
 from ..seal import ReplayGuard
 from . import completion
+from .at_most_once import DEFAULT_STATE_TTL
 from .completion import notify
 from .flow import DEFAULT_MAX_ROUNDS, DEFAULT_MAX_STATE_BYTES, Connection
 from .wrapping import WrappedFunction
@@ -39,6 +40,7 @@ def resolved(
     max_rounds: int = DEFAULT_MAX_ROUNDS,
     max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
     replay_guard: ReplayGuard | None = None,
+    state_ttl: float = DEFAULT_STATE_TTL,
 ) -> Callable[[F], F]: ...
 
 
@@ -49,6 +51,7 @@ def resolved(
     max_rounds: int = DEFAULT_MAX_ROUNDS,
     max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
     replay_guard: ReplayGuard | None = None,
+    state_ttl: float = DEFAULT_STATE_TTL,
 ) -> F | Callable[[F], F]:
     """Fill `fn`'s `Annotated[T, Resolve(...)]` parameters before it runs; put under `@tool()`.
 
@@ -57,6 +60,10 @@ def resolved(
     with budgets (`@resolved(max_rounds=8)`): `max_rounds` caps the rounds of one call on
     2026-07-28 connections, `max_state_bytes` the size of the request state, and a
     `replay_guard` makes each request state usable once (see `mcp_resolve.seal`).
+    `state_ttl` is how long a state lives: the SDK seals it with its own TTL
+    (`RequestStateSecurity(ttl=...)`, 600 s by default), which mcp_resolve cannot read, so
+    with a replay guard a state older than `state_ttl` is refused too; set it to the
+    server's TTL when you change that.
     """
 
     def decorate(function: F) -> F:
@@ -65,6 +72,7 @@ def resolved(
             max_rounds=max_rounds,
             max_state_bytes=max_state_bytes,
             replay_guard=replay_guard,
+            state_ttl=state_ttl,
         )
 
     return decorate if fn is None else decorate(fn)
@@ -85,6 +93,7 @@ class _Host(WrappedFunction):
             request_state=ctx.request_state,
             input_responses=ctx.input_responses,
             context=ctx,
+            request_context=request,
         )
 
 

@@ -12,6 +12,7 @@ host's job, and MCPServer already seals every `requestState` it returns.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,7 @@ class RoundState:
     rounds: int = 0
     changes: dict[str, int] = field(default_factory=dict)
     token: str | None = None
+    expires: float | None = None  # with a replay guard: when this state stops being accepted
 
     def encode(self) -> str:
         body: dict[str, Any] = {
@@ -54,6 +56,8 @@ class RoundState:
             body["c"] = self.changes
         if self.token is not None:
             body["i"] = self.token
+        if self.expires is not None:
+            body["e"] = self.expires
         return json.dumps(body, separators=(",", ":"), ensure_ascii=True, sort_keys=True)
 
     def sizes(self) -> dict[str, int]:
@@ -75,11 +79,12 @@ class RoundState:
         if not isinstance(body, dict) or body.get("v") != VERSION:
             raise StateError("unknown version")
         rounds, recorded, asked = body.get("n"), body.get("a"), body.get("q")
-        changes, token = body.get("c", {}), body.get("i")
+        changes, token, expires = body.get("c", {}), body.get("i"), body.get("e")
         if not (
             isinstance(changes, dict)
             and all(isinstance(n, int) and n >= 0 for n in changes.values())
             and (token is None or isinstance(token, str))
+            and (expires is None or (type(expires) in (int, float) and math.isfinite(expires)))
         ):
             raise StateError("malformed")
         if not (isinstance(rounds, int) and rounds >= 0 and isinstance(recorded, dict)):
@@ -98,7 +103,12 @@ class RoundState:
                 raise StateError("malformed answer")
             answers[key] = Answer(action, content, digest=digest)
         return cls(
-            answers=answers, asked=dict(asked), rounds=rounds, changes=dict(changes), token=token
+            answers=answers,
+            asked=dict(asked),
+            rounds=rounds,
+            changes=dict(changes),
+            token=token,
+            expires=None if expires is None else float(expires),
         )
 
     def next_round(

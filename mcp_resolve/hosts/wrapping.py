@@ -19,7 +19,6 @@ import anyio.to_thread
 import mcp_types as types
 
 from ..engine.graph import ResolverGraph
-from ..seal import ReplayGuard
 from .flow import Connection, ToolFlow
 
 CONTEXT_PARAMETER = "mcp_resolve_ctx"  # frameworks refuse parameter names starting with "_"
@@ -37,25 +36,16 @@ class WrappedFunction:
     tool_errors: tuple[type[Exception], ...] = ()  # the framework's own "tool error" classes
 
     @classmethod
-    def wrap(
-        cls,
-        function: Callable[..., Any],
-        *,
-        max_rounds: int,
-        max_state_bytes: int,
-        replay_guard: ReplayGuard | None,
-    ) -> Callable[..., Awaitable[Any]]:
-        """Analyse `function` (raising graph errors now) and return its registered wrapper."""
+    def wrap(cls, function: Callable[..., Any], **options: Any) -> Callable[..., Awaitable[Any]]:
+        """Analyse `function` (raising graph errors now) and return its registered wrapper.
+
+        `options` are the host's `resolved(...)` settings, given to the function's
+        `ToolFlow` (which refuses, now, any it cannot honour).
+        """
         if not callable(function):
             raise TypeError(f"@resolved decorates a function, got {function!r}")
         graph = ResolverGraph.from_function(function, context_types=(cls.context_type,))
-        flow = ToolFlow(
-            graph,
-            max_rounds=max_rounds,
-            max_state_bytes=max_state_bytes,
-            replay_guard=replay_guard,
-            tool_errors=cls.tool_errors,
-        )
+        flow = ToolFlow(graph, tool_errors=cls.tool_errors, **options)
         return cls(function, graph, flow).wrapper
 
     def __init__(self, fn: Callable[..., Any], graph: ResolverGraph, flow: ToolFlow) -> None:
