@@ -2,13 +2,78 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
+FunctionKind = str
+"""What a decorated function is served as: "tool", "prompt" or "resource template"."""
+
 
 class InvalidSignature(TypeError):
     """A tool or resolver signature cannot form a valid graph; raised at decoration.
 
     A `TypeError` subclass because it is one: the functions' types do not fit together.
-    The message names the tool, the resolver and the parameter, and for a cycle the path.
+    The parts are kept apart for tooling: `kind` and `name` (the decorated function: a
+    tool, a prompt or a resource template), `resolver` and `parameter` (where, when the
+    problem is that precise), `problem` (what is wrong) and `fix` (what to do, when there
+    is one clear thing). `str(exc)` is one sentence naming them all, for example
+    `Tool 'transfer': parameter 'user' of resolver 'lookup' cannot be filled: ...; rename it`.
+
+    With a resolver and a parameter, the parameter is the resolver's own; with only a
+    parameter, it is the function's.
     """
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        kind: FunctionKind = "tool",
+        name: str | None = None,
+        resolver: str | None = None,
+        parameter: str | None = None,
+        fix: str | None = None,
+    ) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.kind = kind
+        self.name = name
+        self.resolver = resolver
+        self.parameter = parameter
+        self.fix = fix
+
+    @property
+    def where(self) -> str | None:
+        """The resolver and parameter as a phrase (`parameter 'x' of resolver 'r'`), if any."""
+        if self.resolver is not None and self.parameter is not None:
+            return f"parameter {self.parameter!r} of resolver {self.resolver!r}"
+        if self.resolver is not None:
+            return f"resolver {self.resolver!r}"
+        if self.parameter is not None:
+            return f"parameter {self.parameter!r}"
+        return None
+
+    def __str__(self) -> str:
+        where = self.where
+        text = self.problem if where is None else f"{where} {self.problem}"
+        if self.name is not None:
+            text = f"{self.kind[:1].upper()}{self.kind[1:]} {self.name!r}: {text}"
+        return text if self.fix is None else f"{text}; {self.fix}"
+
+    def served_as(self, kind: FunctionKind, name: str) -> InvalidSignature:
+        """The same problem, for the function as a host serves it (a prompt, a template).
+
+        `@resolved` cannot know whether it decorates a tool, a prompt or a resource
+        template; tooling that later finds the registration names it correctly with this.
+        """
+        copy = InvalidSignature(
+            self.problem,
+            kind=kind,
+            name=name,
+            resolver=self.resolver,
+            parameter=self.parameter,
+            fix=self.fix,
+        )
+        copy.__cause__ = self.__cause__
+        return copy
 
 
 class ResolutionError(Exception):
@@ -30,3 +95,13 @@ class ResolutionError(Exception):
         self.tool = tool
         self.resolver = resolver
         self.parameter = parameter
+
+
+COLLECTING: ContextVar[object | None] = ContextVar("mcp_resolve_collecting", default=None)
+"""The problem collector in force (see `mcp_resolve.analysis.collecting`), or None.
+
+While one is set, hosts record a function whose analysis fails instead of raising, and
+register a stand-in under its name, so that tooling can import a whole module and report
+on every function. It lives here, at the bottom of the layers, because the markers
+consult it too.
+"""

@@ -7,6 +7,8 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from .errors import COLLECTING, InvalidSignature
+
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
@@ -32,6 +34,28 @@ class Resolve:
     def __repr__(self) -> str:
         name = getattr(self.fn, "__qualname__", type(self.fn).__qualname__)
         return f"Resolve({name})" if self.key is None else f"Resolve({name}, key={self.key!r})"
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        """Refuse to become an input the client fills.
+
+        Frameworks build a pydantic model of a registered function's parameters, and that
+        is the one moment they meet this marker when the function was registered without
+        mcp_resolve's wrapper (`@resolved` forgotten, or written above `@server.tool()`,
+        which then registers the unwrapped function). The framework would silently ask the
+        client for the value, so registration fails here instead. While tooling collects
+        problems, the framework is let through and the tooling reports it.
+        """
+        if COLLECTING.get() is not None:
+            return handler(source)
+        name = getattr(self.fn, "__qualname__", type(self.fn).__qualname__)
+        raise InvalidSignature(
+            "would be asked of the client as an input: the function whose parameter it fills "
+            "was registered without mcp_resolve's @resolved",
+            resolver=name.rsplit("<locals>.", 1)[-1],
+            fix="put @resolved directly under @server.tool() (or @server.prompt(), "
+            "@server.resource(...)): decorators apply bottom-up, so @resolved written above "
+            "it wraps the function after it was registered; or use ResolvingMCPServer",
+        )
 
 
 class _NoFallback:

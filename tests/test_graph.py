@@ -232,11 +232,17 @@ def test_a_declared_question_with_a_nested_model_fails_at_decoration() -> None:
 
     async def tool(v: Annotated[WithAddress, Resolve(ask)]) -> None: ...
 
-    with pytest.raises(TypeError) as info:
+    with pytest.raises(InvalidSignature) as info:
         ResolverGraph.from_function(tool)
-    assert str(info.value) == (
+    schema_error = info.value.__cause__
+    assert isinstance(schema_error, TypeError)
+    assert str(schema_error).startswith(
         "Elicitation schema field 'address' rendered as {'$ref': '#/$defs/Address'}, "
         "which is not a valid PrimitiveSchemaDefinition"
+    )
+    assert (info.value.kind, info.value.name, info.value.resolver) == ("tool", "tool", "ask")
+    assert str(info.value).startswith(
+        f"Tool 'tool': resolver 'ask' asks with a form no client can render: {schema_error}"
     )
 
 

@@ -23,6 +23,7 @@ import anyio.to_thread
 
 from ..analysis.edges import EdgeRefusal
 from ..analysis.graph import Graph
+from ..analysis.injected import lookalike_fix, sdk_lookalike
 from ..analysis.nodes import ASYNC, Node, Target
 from ..errors import ResolutionError
 from ..markers import Elicit, ElicitURL
@@ -253,9 +254,17 @@ class Resolution:
         try:
             return convert(value)
         except EdgeRefusal as refusal:
-            raise self._refused(self._graph.nodes[dep], parameter, refusal) from None
+            raise self._refused(self._graph.nodes[dep], parameter, refusal, value) from None
 
-    def _refused(self, node: Node, parameter: str, refusal: EdgeRefusal) -> ResolutionError:
+    def _refused(
+        self, node: Node, parameter: str, refusal: EdgeRefusal, value: Any
+    ) -> ResolutionError:
+        lookalike = sdk_lookalike(value)
+        if lookalike is not None:  # the MCP SDK's marker, imported by mistake
+            refusal = EdgeRefusal(
+                f"the resolver returned the MCP SDK's {lookalike}, which mcp_resolve does not "
+                f"ask; {lookalike_fix(lookalike)}"
+            )
         return ResolutionError(
             f"Resolver for parameter {parameter!r} could not resolve: {refusal} "
             f"(tool {self._graph.tool!r}, resolver {node.name!r})",
@@ -340,7 +349,7 @@ class Resolution:
             return target.convert(value)
         except EdgeRefusal as refusal:
             node = self._graph.nodes[target.node]
-            raise self._refused(node, target.parameter, refusal) from None
+            raise self._refused(node, target.parameter, refusal, value) from None
 
     # -- threads and tasks -----------------------------------------------------------------
 

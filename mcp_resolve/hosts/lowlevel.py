@@ -21,6 +21,7 @@ import inspect
 import json
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, get_type_hints
 
 import anyio.to_thread
@@ -31,7 +32,9 @@ from mcp.server.request_state import authenticated_principal
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError, create_model
 
+from ..analysis.report import Analysed, active, check
 from ..engine.graph import ResolverGraph
+from ..errors import InvalidSignature
 from ..seal import KeyRing, ReplayGuard, StateSealer
 from .flow import Connection, ToolFlow
 from .sealing import Principal, Sealing
@@ -109,13 +112,23 @@ class ResolvedTools:
     def add(
         self, fn: Callable[..., Any], *, name: str | None = None, description: str | None = None
     ) -> Callable[..., Any]:
-        """Register `fn` (a plain function with `Resolve(...)` parameters); return it."""
-        graph = ResolverGraph.from_function(fn, context_types=(ServerRequestContext,))
+        """Register `fn` (a plain function with `Resolve(...)` parameters); return it.
+
+        While tooling collects problems (`mcp_resolve.analysis.collecting()`), a function
+        with problems is recorded as refused by this `ResolvedTools` instead of raising.
+        """
+        collected = active()
+        if collected is not None:
+            report = check(fn, context_types=(ServerRequestContext,), name=name)
+            if report.graph is not None and report.graph.context_parameters:
+                problem = _context_problem(report.name, report.graph.context_parameters[0])
+                report = replace(report, graph=None, problems=(problem,))
+            collected.add(Analysed(fn, report, owner=self))
+            if not report.ok:
+                return fn
+        graph = ResolverGraph.from_function(fn, context_types=(ServerRequestContext,), name=name)
         if graph.context_parameters:
-            raise TypeError(
-                f"Tool {graph.tool!r}: on the low-level server only resolvers may take the "
-                "request context; give the tool a resolver that extracts what it needs"
-            )
+            raise _context_problem(graph.tool, graph.context_parameters[0])
         tool_name = name or graph.tool
         if tool_name in self._tools:
             raise ValueError(f"A tool named {tool_name!r} is already registered")
@@ -132,6 +145,10 @@ class ResolvedTools:
         )
         self._tools[tool_name] = _Tool(fn, tool_name, description, flow)
         return fn
+
+    def graphs(self) -> dict[str, ResolverGraph]:
+        """The analysed graph of every tool registered, by tool name (for tooling)."""
+        return {name: tool.graph for name, tool in self._tools.items()}
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -207,6 +224,15 @@ def _sealer(keys: KeyRing | None, sealer: StateSealer | None, audience: str | No
         return StateSealer(keys, audience=audience)
     # Keys generated for this process alone: no other service can hold them.
     return StateSealer(KeyRing.generate(), audience=audience)
+
+
+def _context_problem(tool: str, parameter: str) -> InvalidSignature:
+    return InvalidSignature(
+        "takes the request context, which on the low-level server only resolvers may take",
+        name=tool,
+        parameter=parameter,
+        fix="give the tool a resolver that takes the context and extracts what it needs",
+    )
 
 
 def _error(text: str) -> types.CallToolResult:

@@ -15,11 +15,11 @@ is chosen per request from `ctx.protocol_version`:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar, get_type_hints, overload
+from typing import Any, TypeVar, overload
 
 from mcp.server.mcpserver import Context, MCPServer
 
-from ..markers import Resolve
+from ..analysis.injected import uses_resolvers
 from ..seal import ReplayGuard
 from . import completion
 from .at_most_once import DEFAULT_STATE_TTL
@@ -130,16 +130,9 @@ class ResolvingMCPServer(MCPServer):
 
 
 def uses_resolve(fn: Callable[..., Any]) -> bool:
-    """Whether `fn` has a parameter annotated with `Resolve(...)` (and is not wrapped yet)."""
-    if hasattr(fn, "__mcp_resolve_graph__"):
-        return False
-    try:
-        hints = get_type_hints(fn, include_extras=True)
-    except Exception:
-        return False
-    return any(
-        isinstance(m, Resolve) for h in hints.values() for m in getattr(h, "__metadata__", ())
-    )
+    """Whether `fn` has a parameter filled by a resolver, `Resolve(...)` or fast-depends'
+    `Depends(...)` (in `Annotated` or as the default), and is not wrapped yet."""
+    return not hasattr(fn, "__mcp_resolve_graph__") and uses_resolvers(fn)
 
 
 __all__ = ["ResolvingMCPServer", "complete", "resolved", "uses_resolve"]

@@ -18,6 +18,7 @@ from typing import Any, Union, get_type_hints
 import anyio.to_thread
 import mcp_types as types
 
+from ..analysis.report import Analysed, active, check, stand_in
 from ..engine.graph import ResolverGraph
 from .flow import Connection, ToolFlow
 
@@ -40,13 +41,25 @@ class WrappedFunction:
         """Analyse `function` (raising graph errors now) and return its registered wrapper.
 
         `options` are the host's `resolved(...)` settings, given to the function's
-        `ToolFlow` (which refuses, now, any it cannot honour).
+        `ToolFlow` (which refuses, now, any it cannot honour). While tooling collects
+        problems (`mcp_resolve.analysis.collecting()`), a function with problems is
+        recorded and a stand-in returned instead of raising.
         """
         if not callable(function):
             raise TypeError(f"@resolved decorates a function, got {function!r}")
+        collected = active()
+        if collected is not None:
+            report = check(function, context_types=(cls.context_type,))
+            if not report.ok:
+                standing = stand_in(function, report)
+                collected.add(Analysed(function, report, standing))
+                return standing
         graph = ResolverGraph.from_function(function, context_types=(cls.context_type,))
         flow = ToolFlow(graph, tool_errors=cls.tool_errors, **options)
-        return cls(function, graph, flow).wrapper
+        wrapper = cls(function, graph, flow).wrapper
+        if collected is not None:
+            collected.add(Analysed(function, report, wrapper))
+        return wrapper
 
     def __init__(self, fn: Callable[..., Any], graph: ResolverGraph, flow: ToolFlow) -> None:
         self.fn = fn

@@ -1,0 +1,135 @@
+"""Reading one parameter: its markers, whether it takes the context, how it converts; and
+how a problem found on the way is reported: raised at once, or collected to go on.
+
+Collecting serves tooling (`mcp_resolve.analysis.check`): every problem of a function in
+one pass. Each problem is recorded where it is found and the analysis carries on past it
+(skipping the parameter, or the edge, concerned); only a problem that hides everything
+after it (a signature that cannot be read) stops the pass.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any, NoReturn, get_origin
+
+from ..errors import FunctionKind, InvalidSignature
+from ..markers import Resolve
+from .edges import Convert, edge_converter, union_members
+from .injected import lookalike_fix, markers, sdk_lookalike, split_markers
+from .nodes import type_hints
+
+_EMPTY = inspect.Parameter.empty
+
+
+class Stop(Exception):
+    """Collecting: what is left to analyse depends on what just failed."""
+
+
+class ParameterReader:
+    """The part of an analysis pass that reads annotations and reports problems."""
+
+    def __init__(
+        self,
+        tool: str,
+        kind: FunctionKind,
+        context_types: tuple[type, ...],
+        problems: list[InvalidSignature] | None,
+    ) -> None:
+        self.tool = tool
+        self.kind = kind
+        self.context_types = context_types
+        self.problems = problems  # None: raise the first problem
+
+    def problem(
+        self,
+        problem: str,
+        *,
+        resolver: str | None = None,
+        parameter: str | None = None,
+        fix: str | None = None,
+        cause: BaseException | None = None,
+    ) -> None:
+        """Raise the problem, or when collecting record it and go on."""
+        exc = InvalidSignature(
+            problem,
+            kind=self.kind,
+            name=self.tool,
+            resolver=resolver,
+            parameter=parameter,
+            fix=fix,
+        )
+        if self.problems is None:
+            raise exc from cause
+        exc.__cause__ = cause
+        self.problems.append(exc)
+
+    def stop(self, problem: str, *, fix: str | None = None) -> NoReturn:
+        """A problem that hides everything after it: raise it, or record it and stop."""
+        self.problem(problem, fix=fix)
+        raise Stop
+
+    def hints(self, fn: Callable[..., Any], resolver: str | None) -> dict[str, Any]:
+        try:
+            return type_hints(fn)
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            fix = (
+                "every name in an annotation must be importable from the function's module "
+                "(not defined inside another function)"
+            )
+            if resolver is None:
+                self.stop(f"cannot evaluate the annotations of the {self.kind}: {error}", fix=fix)
+            self.problem(
+                f"has annotations that cannot be evaluated: {error}", resolver=resolver, fix=fix
+            )
+            return {}
+
+    def acceptable(self, annotation: Any, resolver: str | None, param: str) -> bool:
+        """False (after reporting it) for a marker this analysis refuses outright."""
+        if any(sdk_lookalike(m) for m in markers(annotation, lookalikes=True)):
+            problem = "is marked with the MCP SDK's Resolve, which mcp_resolve does not run"
+            fix = lookalike_fix("Resolve")
+        elif any(markers(member) for member in union_members(annotation) or ()):
+            problem = "puts Resolve(...) inside a union"
+            fix = "annotate the whole parameter instead: Annotated[T | None, Resolve(fn)]"
+        else:
+            return True
+        self.problem(problem, resolver=resolver, parameter=param, fix=fix)
+        return False
+
+    def marker(
+        self, annotation: Any, resolver: str | None, param: str, default: Any = _EMPTY
+    ) -> tuple[Resolve | None, Any]:
+        found, inner = split_markers(annotation, default)
+        if len(found) > 1:
+            fix = "keep one resolver per parameter"
+            self.problem(
+                "has more than one Resolve(...)", resolver=resolver, parameter=param, fix=fix
+            )
+        return (found[0] if found else None), inner
+
+    def is_context(self, annotation: Any) -> bool:
+        if not self.context_types:
+            return False
+        for member in union_members(annotation) or (annotation,):
+            cls = get_origin(member) or member
+            if isinstance(cls, type) and issubclass(cls, self.context_types):
+                return True
+        return False
+
+    def converter(
+        self, annotation: Any, resolver: str | None, param: str
+    ) -> tuple[Convert, frozenset[type] | None]:
+        try:
+            return edge_converter(annotation)
+        except ValueError as exc:
+            self.problem(
+                f"cannot take the resolver's result: {exc}", resolver=resolver, parameter=param
+            )
+            return _unchanged, None
+
+
+def _unchanged(value: Any) -> Any:
+    """The converter of an edge whose annotation was refused (the graph is not built)."""
+    return value
