@@ -15,7 +15,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "mcp_resolve"
 MAX_LINES = 400
 # Being split as part of the same change; each entry here is a module still too large.
-NOT_YET_SPLIT = {"mcp_resolve.cli"}
+NOT_YET_SPLIT: set[str] = set()
 
 # Lowest first; a module may import from its own layer or any layer under it.
 LAYERS: dict[str, int] = {

@@ -14,8 +14,10 @@ from typing import Annotated
 
 import pytest
 
-from mcp_resolve import Resolve, cli
+from mcp_resolve import Resolve
 from mcp_resolve.cli import main
+from mcp_resolve.cli.render import Output, tool_tree
+from mcp_resolve.cli.targets import load
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -295,28 +297,23 @@ def test_check_reports_every_problem_of_every_tool(run: Run, tmp_path: Path, how
     assert (status, err) == (1, "")
     heads = [line for line in out.splitlines() if line.startswith("✗ tool")]
     assert heads == [
-        "✗ tool 'transfer', resolver 'ask_payee', parameter 'payee'",
+        "✗ tool 'transfer', resolver 'ask_payee'",
         "✗ tool 'transfer', resolver 'lookup', parameter 'user'",
-        "✗ tool 'profile', resolver 'sign_in', parameter 'session'",
+        "✗ tool 'profile', resolver 'sign_in'",
     ]
-    assert "Elicitation schema field 'address'" in out
-    assert "parameter 'user' of resolver 'lookup' cannot be filled" in out
-    assert "resolver 'sign_in' (for 'session') declares 2 questions" in out
+    assert "    asks for a form no client can render: Elicitation schema field 'address'" in out
+    assert "    cannot be filled: no argument has its name, it is not a context" in out
+    assert "    declares 2 questions in its return annotation" in out
+    assert "    fix: split it into one resolver per question" in out
     assert out.splitlines()[-1] == f"✗ {target}: 3 problems in 2 of 3 tools"
 
 
-def test_the_import_hooks_are_put_back(run: Run, tmp_path: Path) -> None:
+def test_after_a_check_resolved_raises_again(run: Run, tmp_path: Path) -> None:
     from mcp_resolve import InvalidSignature
-    from mcp_resolve import mcp as facade
-    from mcp_resolve.hosts import lowlevel
     from mcp_resolve.hosts import mcp as host
 
-    resolved, add = host.resolved, lowlevel.ResolvedTools.add
     source = textwrap.dedent(HEADER) + textwrap.dedent(BROKEN["resolved"])
     run("check", write(tmp_path, "hooks", source + textwrap.dedent(BROKEN_TOOLS)) + ":mcp")
-    assert host.resolved is resolved
-    assert facade.resolved is resolved
-    assert lowlevel.ResolvedTools.add is add
 
     def lookup(user: str) -> str:
         return user
@@ -410,7 +407,7 @@ def test_a_tool_registered_without_resolved_is_a_problem(run: Run, tmp_path: Pat
     assert status == 1
     assert "✗ tool 'greet', parameter 'name'" in out
     assert "registered without @resolved" in out
-    assert "would ask the model for 'name'" in out
+    assert "would ask the client for 'name'" in out
 
 
 def test_graph_draws_the_sound_tools_and_lists_the_problems_of_the_others(
@@ -422,7 +419,7 @@ def test_graph_draws_the_sound_tools_and_lists_the_problems_of_the_others(
     assert status == 1
     assert "transfer  invalid graph" in out
     assert "fine  arguments: x  (no resolvers)" in out
-    assert "✗ tool 'profile', resolver 'sign_in', parameter 'session'" in out
+    assert "✗ tool 'profile', resolver 'sign_in'" in out
     assert out.splitlines()[-1] == "3 problems"
     status, out, err = run("graph", target, "--mermaid")
     assert status == 1
@@ -431,23 +428,194 @@ def test_graph_draws_the_sound_tools_and_lists_the_problems_of_the_others(
     assert "✗" not in out
 
 
-def test_a_schema_problem_is_located_even_without_exception_notes(run: Run, tmp_path: Path) -> None:
-    """Python 3.10 has no `add_note`; the resolver is then found by rendering its schemas."""
-    source = textwrap.dedent(HEADER) + textwrap.dedent(BROKEN["resolved"])
-    target = write(tmp_path, "notes", source + textwrap.dedent(BROKEN_TOOLS))
-    assert run("check", f"{target}:mcp")[0] == 1
-    registered = sys.modules["notes"].mcp._tool_manager.get_tool("transfer")
-    broken = registered.fn.__mcp_resolve_broken__
-    assert broken.error.__notes__  # Python 3.11+: the graph says where
-    bare = cli._Broken(broken.function, TypeError(str(broken.error)), broken.context_types)
-    problems = cli._problems("transfer", bare)
-    assert [(p.resolver, p.parameter) for p in problems] == [
-        ("ask_payee", "payee"),
-        ("lookup", "user"),
+# -- prompts and resource templates ---------------------------------------------------------
+
+NOTES_HOSTS = {
+    "mcpserver": """
+        from mcp.server import MCPServer
+        from mcp_resolve.mcp import resolved
+
+        server = MCPServer("Notes")
+        """,
+    "fastmcp": """
+        from fastmcp import FastMCP
+        from mcp_resolve.fastmcp import resolved
+
+        server = FastMCP("Notes")
+        """,
+}
+
+NOTES = """
+    from typing import Annotated
+
+    from mcp_resolve import Resolve
+
+
+    def author_of(topic: str) -> str:
+        return "Ada"
+
+
+    def owner_of(note_id: str) -> str:  # `note_id` is an argument of neither function
+        return "Grace"
+
+
+    @server.prompt()
+    @resolved
+    async def write(topic: str, author: Annotated[str, Resolve(author_of)]) -> str:
+        return f"{author} writes about {topic}"
+
+
+    @server.prompt()
+    @resolved
+    async def review(topic: str, owner: Annotated[str, Resolve(owner_of)]) -> str:
+        return owner
+
+
+    @server.resource("notes://{note}")
+    @resolved
+    async def read(note: str, owner: Annotated[str, Resolve(owner_of)]) -> str:
+        return owner
+    """
+
+
+def notes_server(tmp_path: Path, host: str) -> str:
+    if host == "fastmcp":
+        pytest.importorskip("fastmcp")
+    source = textwrap.dedent(NOTES_HOSTS[host]) + textwrap.dedent(NOTES)
+    return write(tmp_path, f"notes_{host}", source) + ":server"
+
+
+@pytest.mark.parametrize("host", list(NOTES_HOSTS))
+def test_check_reports_a_broken_prompt_and_a_broken_resource_template(
+    run: Run, tmp_path: Path, host: str
+) -> None:
+    target = notes_server(tmp_path, host)
+    status, out, err = run("check", target)
+    assert (status, err) == (1, "")  # not "no problems", not the SDK's "Mismatch between URI"
+    heads = [line for line in out.splitlines() if line.startswith("✗ ")]
+    assert heads == [
+        "✗ prompt 'review', resolver 'owner_of', parameter 'note_id'",
+        "✗ resource template 'notes://{note}', resolver 'owner_of', parameter 'note_id'",
+        f"✗ {target}: 2 problems in 2 of 2 prompts and 1 resource template",
     ]
-    assert problems[0].message.endswith(
-        "In resolver 'ask_payee' of tool 'transfer' (parameter 'payee')."
+    assert "fix: did you mean the argument 'note'?" in out
+
+
+@pytest.mark.parametrize("host", list(NOTES_HOSTS))
+def test_graph_draws_prompts_and_resource_templates(run: Run, tmp_path: Path, host: str) -> None:
+    target = notes_server(tmp_path, host)
+    status, out, _ = run("graph", target)
+    assert status == 1
+    title = "MCPServer" if host == "mcpserver" else "FastMCP"
+    assert out.startswith(f"{title} 'Notes'  {target}, 2 prompts, 1 resource template\n")
+    assert f"prompt write  arguments: topic\n└── author ← author_of  sync · key notes_{host}" in out
+    assert "    └── topic ← prompt argument" in out
+    assert "prompt review  invalid graph" in out
+    assert "resource template notes://{note}  invalid graph" in out
+
+
+def test_a_sound_prompt_and_template_are_checked_with_the_tools(run: Run, tmp_path: Path) -> None:
+    source = textwrap.dedent(NOTES_HOSTS["mcpserver"]) + textwrap.dedent(
+        NOTES.replace("note_id", "note").replace("owner_of(note: str)", "owner_of(note: str)")
     )
+    target = write(tmp_path, "sound_notes", source.replace("def review(topic", "def review(note"))
+    status, out, _ = run("check", f"{target}:server")
+    assert status == 0
+    assert out.endswith(
+        ": 2 prompts and 1 resource template checked, 3 resolvers, 0 questions; no problems\n"
+    )
+
+
+def test_a_function_registered_above_resolved_is_reported_with_the_fix(
+    run: Run, tmp_path: Path
+) -> None:
+    target = write(
+        tmp_path,
+        "upside_down",
+        """
+        from typing import Annotated
+
+        from mcp.server import MCPServer
+
+        from mcp_resolve import Resolve
+        from mcp_resolve.mcp import resolved
+
+        mcp = MCPServer("Upside down")
+
+
+        def display_name(user_id: str) -> str:
+            return user_id.title()
+
+
+        @resolved  # above @mcp.tool(): the tool registered is the unwrapped function
+        @mcp.tool()
+        async def greet(user_id: str, name: Annotated[str, Resolve(display_name)]) -> str:
+            return f"hello {name}"
+        """,
+    )
+    status, out, _ = run("check", f"{target}:mcp")
+    assert status == 1
+    assert "✗ tool 'greet', parameter 'name'" in out
+    assert "fix: put @resolved directly under @server.tool() (decorators apply bottom-up" in out
+
+
+def test_a_tool_whose_only_resolver_is_a_fast_depends_depends_counts(
+    run: Run, tmp_path: Path
+) -> None:
+    target = write(
+        tmp_path,
+        "depends_only",
+        """
+        from typing import Annotated
+
+        from fast_depends import Depends
+        from mcp.server import MCPServer
+
+        mcp = MCPServer("Depends")
+
+
+        def display_name(user_id: str) -> str:
+            return user_id.title()
+
+
+        @mcp.tool()
+        async def greet(user_id: str, name: Annotated[str, Depends(display_name)]) -> str:
+            return f"hello {name}"
+        """,
+    )
+    status, out, _ = run("check", f"{target}:mcp")
+    assert status == 1
+    assert "registered without @resolved" in out
+    assert "would ask the client for 'name'" in out
+    status, out, _ = run("graph", f"{target}:greet")
+    assert status == 0
+    assert out.splitlines()[1:] == [
+        "└── name ← display_name  sync · key depends_only:display_name",
+        "    └── user_id ← tool argument",
+    ]
+
+
+# -- a reader that stops early -----------------------------------------------------------------
+
+
+def test_a_reader_that_stops_early_gets_no_traceback() -> None:
+    """`mcp-resolve graph ... | head -1`: the pipe closes while output is still coming."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcp_resolve", "graph", *SERVERS],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    process.stdout.close()  # the reader is gone before the first line is written
+    _, err = process.communicate(timeout=120)
+    assert err.decode() == ""
+    assert process.returncode == 141
+    shell = f"{shlex.quote(sys.executable)} -m mcp_resolve graph {' '.join(SERVERS)} | head -1"
+    done = subprocess.run(
+        ["sh", "-c", shell], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert (done.stdout, done.stderr) == ("MCPServer 'Files'  examples/files.py:mcp, 2 tools\n", "")
 
 
 # -- bad targets -----------------------------------------------------------------------------
@@ -595,9 +763,9 @@ def test_output_uses_rich_on_a_terminal(run: Run, monkeypatch: pytest.MonkeyPatc
 
 def test_plain_trees_fall_back_to_ascii_where_the_encoding_has_no_box_drawing(run: Run) -> None:
     stream = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
-    output = cli.Output(stream)
-    tool = cli.load("examples/order_book.py:order_book").tools[0]
-    output.tree(cli.tool_tree(tool, output))
+    output = Output(stream)
+    tool = load("examples/order_book.py:order_book").functions[0]
+    output.tree(tool_tree(tool, output))
     stream.flush()
     text = stream.buffer.getvalue().decode("ascii")
     assert "|-- stock <- check_stock  sync - key order_book:check_stock" in text

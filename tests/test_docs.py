@@ -201,10 +201,18 @@ def test_dependencies_checks() -> None:
     seen = observe("dependencies_checks")
     assert seen["connected"] == "connecting to db.internal:8080 (port is int)"
     assert "expected int, got str" in seen["retried"]
-    for name in ("unfillable", "cycle", "union", "two_questions", "inside_a_function"):
+    for name in (
+        "unfillable",
+        "cycle",
+        "union",
+        "two_questions",
+        "nested_form",
+        "inside_a_function",
+    ):
         assert seen[name].startswith("InvalidSignature: Tool '"), name
     assert "plan_of -> account_of -> plan_of" in seen["cycle"]
-    assert seen["nested_form"].startswith("TypeError: Elicitation schema field 'address'")
+    assert "did you mean the argument 'user_id'?" in seen["unfillable"]
+    assert "Elicitation schema field 'address'" in seen["nested_form"]
 
 
 def test_asking_outcomes() -> None:

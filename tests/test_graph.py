@@ -242,7 +242,7 @@ def test_a_declared_question_with_a_nested_model_fails_at_decoration() -> None:
     )
     assert (info.value.kind, info.value.name, info.value.resolver) == ("tool", "tool", "ask")
     assert str(info.value).startswith(
-        f"Tool 'tool': resolver 'ask' asks with a form no client can render: {schema_error}"
+        f"Tool 'tool': resolver 'ask' asks for a form no client can render: {schema_error}"
     )
 
 
@@ -368,7 +368,7 @@ def test_two_references_to_one_bound_method_are_one_resolver_and_two_instances_t
 def test_unresolvable_annotations_are_reported_for_the_tool() -> None:
     async def tool(v: "NotDefinedAnywhere") -> None: ...  # type: ignore[name-defined]  # noqa: F821
 
-    with pytest.raises(InvalidSignature, match="cannot evaluate the annotations of the tool"):
+    with pytest.raises(InvalidSignature, match="cannot evaluate its annotations"):
         ResolverGraph.from_function(tool)
 
 

@@ -133,14 +133,22 @@ def test_email_format_supplied_through_json_schema_extra_is_accepted() -> None:
 def test_integer_keeps_inclusive_bounds_from_ge_and_le() -> None:
     annotation = Annotated[int, Field(ge=1, le=10)]
     assert prop(annotation, 3) == {
-        "default": 3, "maximum": 10, "minimum": 1, "title": "X", "type": "integer"
+        "default": 3,
+        "maximum": 10,
+        "minimum": 1,
+        "title": "X",
+        "type": "integer",
     }
 
 
 def test_number_keeps_fractional_bounds_and_default() -> None:
     annotation = Annotated[float, Field(ge=0, le=1.5)]
     assert prop(annotation, 0.5) == {
-        "default": 0.5, "maximum": 1.5, "minimum": 0, "title": "X", "type": "number"
+        "default": 0.5,
+        "maximum": 1.5,
+        "minimum": 0,
+        "title": "X",
+        "type": "number",
     }
 
 
@@ -150,7 +158,10 @@ def test_boolean_keeps_its_default() -> None:
 
 def test_literal_of_strings_renders_as_an_inline_string_enum() -> None:
     assert prop(Literal["a", "b"], "b") == {
-        "default": "b", "enum": ["a", "b"], "title": "X", "type": "string"
+        "default": "b",
+        "enum": ["a", "b"],
+        "title": "X",
+        "type": "string",
     }
 
 
@@ -166,7 +177,10 @@ def test_str_enum_is_inlined_with_the_field_title_and_no_defs() -> None:
 
     schema = render_elicitation_schema(Paint)
     assert schema["properties"]["colour"] == {
-        "description": "Pick one", "enum": ["red", "blue"], "title": "Colour", "type": "string"
+        "description": "Pick one",
+        "enum": ["red", "blue"],
+        "title": "Colour",
+        "type": "string",
     }
     assert {"$defs", "$ref"}.isdisjoint(keys_anywhere(schema))
 
@@ -179,7 +193,10 @@ def test_str_enum_used_by_two_fields_is_inlined_in_both() -> None:
     properties = render_elicitation_schema(Two)["properties"]
     assert properties["first"] == {"enum": ["red", "blue"], "title": "First", "type": "string"}
     assert properties["second"] == {
-        "default": "blue", "enum": ["red", "blue"], "title": "Second", "type": "string"
+        "default": "blue",
+        "enum": ["red", "blue"],
+        "title": "Second",
+        "type": "string",
     }
 
 
@@ -196,7 +213,10 @@ def test_strenum_is_inlined_like_a_str_enum_mixin() -> None:
         LARGE = "l"
 
     assert prop(Size, Size.LARGE) == {
-        "default": "l", "enum": ["s", "l"], "title": "X", "type": "string"
+        "default": "l",
+        "enum": ["s", "l"],
+        "title": "X",
+        "type": "string",
     }
 
 
@@ -206,7 +226,10 @@ TITLED = [{"const": "a", "title": "Apple"}, {"const": "b", "title": "Banana"}]
 def test_titled_choices_given_through_json_schema_extra_pass_through() -> None:
     annotation = Annotated[str, Field(json_schema_extra={"oneOf": TITLED})]
     assert prop(annotation, "a") == {
-        "default": "a", "oneOf": TITLED, "title": "X", "type": "string"
+        "default": "a",
+        "oneOf": TITLED,
+        "title": "X",
+        "type": "string",
     }
 
 
@@ -262,7 +285,10 @@ def test_optional_field_is_not_required_and_has_no_null() -> None:
 def test_union_with_none_keeps_the_inner_constraints_and_drops_the_none_default() -> None:
     annotation = Annotated[str | None, Field(max_length=3, description="Code")]
     assert prop(annotation, None) == {
-        "description": "Code", "maxLength": 3, "title": "X", "type": "string"
+        "description": "Code",
+        "maxLength": 3,
+        "title": "X",
+        "type": "string",
     }
 
 
@@ -466,7 +492,11 @@ def test_any_flat_model_of_allowed_types_renders_without_unsupported_keywords(
     assert "null" not in list(walk(schema))
     assert list(schema["properties"]) == list(fields)
     assert {p["type"] for p in schema["properties"].values()} <= {
-        "string", "number", "integer", "boolean", "array"
+        "string",
+        "number",
+        "integer",
+        "boolean",
+        "array",
     }
     expected_required = [f"field_{i}" for i, (_, _, required) in enumerate(specs) if required]
     assert schema.get("required", []) == expected_required

@@ -43,16 +43,15 @@ def near_argument(name: str, names: Mapping[str, str]) -> str | None:
     return contained[0] if len(contained) == 1 else None
 
 
-def unfillable_fix(name: str, names: Mapping[str, str], kind: str) -> str:
+def unfillable_fix(name: str, names: Mapping[str, str]) -> str:
     """How to fill resolver parameter `name`, given the arguments of the function."""
     near = near_argument(name, names)
     if near is not None:
         return (
-            f"did you mean the {kind} argument {near!r}? Rename the parameter to {near!r}; "
-            "otherwise give it a default, or annotate it with the context type or "
-            "Annotated[T, Resolve(fn)]"
+            f"did you mean the argument {near!r}? Rename the parameter to {near!r}; otherwise "
+            "give it a default, or annotate it with the context type or Annotated[T, Resolve(fn)]"
         )
     return (
-        f"give it a default, rename it after an argument of the {kind}, or annotate it with "
-        "the context type or Annotated[T, Resolve(fn)]"
+        "give it a default, rename it after an argument, or annotate it with the context type "
+        "or Annotated[T, Resolve(fn)]"
     )

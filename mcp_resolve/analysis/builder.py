@@ -292,7 +292,7 @@ class _Builder(ParameterReader):
                     render_elicitation_schema(node.schema)
                 except TypeError as exc:
                     self.problem(
-                        f"asks with a form no client can render: {exc}",
+                        f"asks for a form no client can render: {exc}",
                         resolver=node.name,
                         cause=exc,
                     )
@@ -304,11 +304,11 @@ class _Builder(ParameterReader):
                 node.argument_params.append((param.name, argument))
             elif param.default is _EMPTY:
                 self.problem(
-                    f"cannot be filled: it is not an argument of the {self.kind}, not a "
-                    "context, and not Annotated[..., Resolve(fn)]",
+                    "cannot be filled: no argument has its name, it is not a context, "
+                    "and it is not Annotated[..., Resolve(fn)]",
                     resolver=node.name,
                     parameter=param.name,
-                    fix=unfillable_fix(param.name, aliases, self.kind),
+                    fix=unfillable_fix(param.name, aliases),
                 )
 
     def finish(self) -> tuple[Node, ...]:

@@ -79,7 +79,7 @@ class ParameterReader:
                 "(not defined inside another function)"
             )
             if resolver is None:
-                self.stop(f"cannot evaluate the annotations of the {self.kind}: {error}", fix=fix)
+                self.stop(f"cannot evaluate its annotations: {error}", fix=fix)
             self.problem(
                 f"has annotations that cannot be evaluated: {error}", resolver=resolver, fix=fix
             )

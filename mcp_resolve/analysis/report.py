@@ -98,6 +98,8 @@ class Collected:
         """The entry behind a function a framework registered: the wrapper or stand-in a
         host returned, seen through `__wrapped__` chains, or else, for a framework that
         wraps it in a function of its own, the one with the same module and qualified name."""
+        if fn is None:
+            return None
         seen: list[Any] = []
         while fn is not None and not any(fn is s for s in seen):
             seen.append(fn)
@@ -141,6 +143,17 @@ def active() -> Collected | None:
     return collected if isinstance(collected, Collected) else None
 
 
+def stand_in_report(fn: Any) -> Report | None:
+    """The report a stand-in carries (`__mcp_resolve_report__`), if `fn` is one.
+
+    Read as an attribute, so it is found through wrappers that copy `__dict__`
+    (`functools.wraps`, pydantic's `validate_call`), and whether or not the collector
+    that recorded it is still around.
+    """
+    report = getattr(fn, "__mcp_resolve_report__", None)
+    return report if isinstance(report, Report) else None
+
+
 def stand_in(fn: Callable[..., Any], report: Report) -> Callable[..., Any]:
     """What a host registers in place of a function whose analysis failed.
 
@@ -157,6 +170,7 @@ def stand_in(fn: Callable[..., Any], report: Report) -> Callable[..., Any]:
     for attribute in ("__module__", "__name__", "__qualname__", "__doc__"):
         with contextlib.suppress(AttributeError, TypeError):
             setattr(stand_in, attribute, getattr(fn, attribute))
+    stand_in.__mcp_resolve_report__ = report  # type: ignore[attr-defined]
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):
@@ -184,4 +198,5 @@ __all__ = [
     "check",
     "collecting",
     "stand_in",
+    "stand_in_report",
 ]
