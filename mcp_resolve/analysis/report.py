@@ -56,14 +56,12 @@ def check(
     """
     if not callable(fn):
         raise TypeError(f"check() takes a function, got {fn!r}")
+    if not isinstance(context_types, tuple) or not all(isinstance(t, type) for t in context_types):
+        raise TypeError("context_types must be a tuple of classes")
     label = name or getattr(fn, "__name__", None) or callable_name(fn)
     try:
         graph, problems = collect(Graph, fn, name=label, kind=kind, context_types=context_types)
-    except InvalidSignature as exc:
-        graph, problems = None, [exc]
-    except Exception as exc:
-        if isinstance(exc, TypeError) and "context_types" in str(exc):
-            raise
+    except Exception as exc:  # beyond analysis: still a problem of this function, reported
         problem = f"cannot be analysed: {type(exc).__name__}: {exc}"
         graph, problems = None, [InvalidSignature(problem, kind=kind, name=label)]
     return Report(kind, label, graph, tuple(problems))

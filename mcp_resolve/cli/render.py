@@ -121,8 +121,8 @@ def _asks(node: Node) -> str | None:
     """`asks: form Model`, `asks: url`, `asks: <kind>`: the question a resolver declares."""
     if node.asks is None:
         return None
-    schema = getattr(node, "schema", None)
-    return f"asks: {node.asks}" + (f" {schema.__name__}" if isinstance(schema, type) else "")
+    model = f" {node.schema.__name__}" if node.schema is not None else ""
+    return f"asks: {node.asks}{model}"
 
 
 def title(function: Function) -> str:
