@@ -9,6 +9,7 @@ Run it with `python docs/snippets/dependencies_checks.py`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 import anyio
@@ -38,6 +39,22 @@ async def connect(host: str, port: Annotated[int, Resolve(port_setting)]) -> str
 
 async def reconnect(host: str, retries: Annotated[int, Resolve(retries_setting)]) -> str:
     return f"retrying {retries} times"
+
+
+# -- values of the declared class pass as they are ------------------------------------------
+
+AUDIT: list[list[str]] = []
+
+
+def audit_log() -> Iterator[list[str]]:
+    lines: list[str] = []
+    yield lines  # the tool receives this very list
+    AUDIT.append(lines)  # after the body: it holds what the body wrote
+
+
+async def rename(old: str, new: str, log: Annotated[list[str], Resolve(audit_log)]) -> str:
+    log.append(f"renamed {old} to {new}")
+    return f"{old} -> {new}"
 
 
 # -- mistakes caught at start-up --------------------------------------------------------------
@@ -141,12 +158,15 @@ async def main() -> dict[str, Any]:
     server = MCPServer("Settings")
     server.tool()(resolved(connect))
     server.tool()(resolved(reconnect))
+    server.tool()(resolved(rename))
     async with Client(server) as client:
         connected = await client.call_tool("connect", {"host": "db.internal"})
         retried = await client.call_tool("reconnect", {"host": "db.internal"})
+        await client.call_tool("rename", {"old": "draft.md", "new": "final.md"})
     results: dict[str, Any] = {
         "connected": connected.content[0].text,  # type: ignore[union-attr]
         "retried": retried.content[0].text,  # type: ignore[union-attr]
+        "audit": AUDIT[-1],
     }
     results.update({name: decorate(tool) for name, tool in MISTAKES.items()})
     results["inside_a_function"] = build_inside_a_function()

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 from pydantic import TypeAdapter
+from typing_extensions import is_typeddict
 
 from ..outcomes import OUTCOME_TYPES, AcceptedElicitation, AcceptedUrlElicitation
 
@@ -40,20 +41,18 @@ def type_name(annotation: Any) -> str:
 def value_converter(annotation: Any) -> Convert | None:
     """A checker/coercer for `annotation`, or None where nothing can or need be checked.
 
-    Plain classes and unions of plain classes get an `isinstance` fast path so a value of
-    the right type costs one check; anything pydantic would transform (constrained
-    `Annotated`, generics, `Literal`) is always validated. A class pydantic cannot build a
-    schema for is checked with `isinstance` alone.
+    A value that already is an instance of the declared class passes as it is, the same
+    object: for a generic container (`list[str]`, `dict[str, int]`, `Sequence[str]`, a
+    `TypedDict`) that class is the container's (`list`, `dict`, `Sequence`), and its
+    items are not checked, because checking them means building a copy, and a consumer
+    that mutates what a resolver handed it (a buffer a generator flushes after the body)
+    must mutate that very object. Anything else is validated and coerced by pydantic;
+    constrained `Annotated` types and `Literal` are always validated. A class pydantic
+    cannot build a schema for is checked with `isinstance` alone.
     """
     if annotation is Any or annotation is object or isinstance(annotation, TypeVar):
         return None
-    members = union_members(annotation)
-    if isinstance(annotation, type) and not get_args(annotation):
-        classes: tuple[type, ...] | None = (annotation,)
-    elif members is not None and all(isinstance(m, type) and not get_args(m) for m in members):
-        classes = tuple(members)
-    else:
-        classes = None
+    classes = instance_classes(annotation)
     try:
         validate: Callable[[Any], Any] | None = TypeAdapter(annotation).validate_python
     except Exception:  # pydantic cannot describe it: fall back to an isinstance check
@@ -84,6 +83,38 @@ def value_converter(annotation: Any) -> Convert | None:
         raise EdgeRefusal(f"expected {name}, got {type(value).__name__}")
 
     return check
+
+
+def instance_classes(annotation: Any) -> tuple[type, ...] | None:
+    """The classes whose instances pass unchanged, or None when every value is validated.
+
+    One class per member of a union; None as soon as one member has no runtime class to
+    test against (`Literal`, a constrained `Annotated`, `type[X]`, a protocol that is not
+    runtime-checkable).
+    """
+    classes = []
+    for member in union_members(annotation) or (annotation,):
+        cls = _runtime_class(member)
+        if cls is None:
+            return None
+        classes.append(cls)
+    return tuple(classes)
+
+
+def _runtime_class(member: Any) -> type | None:
+    if is_typeddict(member):
+        return dict
+    if get_args(member):
+        member = get_origin(member)
+        if member is type:  # type[X]: any class is a `type`; let pydantic check X
+            return None
+    if not isinstance(member, type):
+        return None
+    try:
+        isinstance(None, member)
+    except TypeError:  # a protocol that is not runtime-checkable, and the like
+        return None
+    return member
 
 
 def outcome_members(annotation: Any) -> tuple[frozenset[type], Any] | None:
@@ -149,10 +180,8 @@ def edge_converter(annotation: Any) -> tuple[Convert, frozenset[type] | None]:
 
 
 def _plain_classes(annotation: Any) -> tuple[type, ...]:
-    members = union_members(annotation) or (annotation,)
-    if all(isinstance(m, type) and not get_args(m) for m in members):
-        return tuple(m for m in members if m not in OUTCOME_TYPES)
-    return ()
+    classes = instance_classes(annotation) or ()
+    return tuple(c for c in classes if c not in OUTCOME_TYPES)
 
 
 def _unwrapping(convert: Convert | None) -> Convert:
