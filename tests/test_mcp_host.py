@@ -607,6 +607,80 @@ async def test_the_resolving_server_applies_to_every_tool() -> None:
     assert plain_result.structured_content == {"result": 2}
 
 
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_resolving_server_applies_to_prompts_and_resource_templates(mode: str) -> None:
+    server = ResolvingMCPServer("all")
+
+    def ask_topic_name(topic: str) -> Elicit[Name]:
+        return Elicit(f"Who writes about {topic}?", Name)
+
+    def ask_note_name(note: str) -> Elicit[Name]:
+        return Elicit(f"Who wrote {note}?", Name)
+
+    async def write(topic: str, author: Annotated[Name, Resolve(ask_topic_name)]) -> str:
+        """Write about a topic."""
+        return f"{author.name} writes about {topic}."
+
+    async def read(note: str, author: Annotated[Name, Resolve(ask_note_name)]) -> str:
+        return f"{note} by {author.name}"
+
+    assert server.prompt()(write) is write  # the decorators hand back the function itself
+    assert server.resource("notes://{note}", mime_type="text/plain")(read) is read
+
+    asked: list[Any] = []
+    callback = answering(
+        {"action": "accept", "content": {"name": "Ada"}},
+        {"action": "accept", "content": {"name": "Grace"}},
+        asked=asked,
+    )
+    async with Client(server, mode=mode, elicitation_callback=callback) as c:
+        prompt = await c.get_prompt("write", {"topic": "engines"})
+        resource = await c.read_resource("notes://n1")
+        (listed,) = (await c.list_prompts()).prompts
+        (template,) = (await c.list_resource_templates()).resource_templates
+    assert prompt.messages[0].content.text == "Ada writes about engines."  # type: ignore[union-attr]
+    assert resource.contents[0].text == "n1 by Grace"  # type: ignore[union-attr]
+    assert [a.name for a in listed.arguments or []] == ["topic"]
+    assert listed.description == "Write about a topic."
+    assert (template.uri_template, template.mime_type) == ("notes://{note}", "text/plain")
+    assert [p.message for p in asked] == ["Who writes about engines?", "Who wrote n1?"]
+
+
+async def test_the_resolving_server_registers_plain_prompts_and_resources_untouched() -> None:
+    server = ResolvingMCPServer("plain")
+
+    @server.prompt()
+    def hello(name: str) -> str:
+        return f"Hello {name}"
+
+    @server.resource("notes://{note}")
+    def note(note: str) -> str:
+        return note.upper()
+
+    @server.resource("notes://index")
+    def index() -> str:
+        return "n1"
+
+    async with Client(server) as c:
+        prompt = await c.get_prompt("hello", {"name": "Ada"})
+        read = await c.read_resource("notes://n1")
+        static = await c.read_resource("notes://index")
+    assert prompt.messages[0].content.text == "Hello Ada"  # type: ignore[union-attr]
+    assert read.contents[0].text == "N1"  # type: ignore[union-attr]
+    assert static.contents[0].text == "n1"  # type: ignore[union-attr]
+
+
+def test_the_resolving_server_refuses_resolvers_on_a_static_resource_with_the_fix() -> None:
+    server = ResolvingMCPServer("static")
+    with pytest.raises(ValueError, match=r"Resource 'notes://index': 'index' has resolved") as e:
+
+        @server.resource("notes://index")
+        async def index(owner: Annotated[Name, Resolve(ask_name)]) -> str:
+            return owner.name
+
+    assert "add a {variable} to the URI" in str(e.value)
+
+
 async def test_a_decorated_function_stays_callable_with_its_resolved_values() -> None:
     @resolved
     async def tool(path: str, n: Annotated[Name, Resolve(ask_name)]) -> str:

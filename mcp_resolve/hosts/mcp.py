@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.uri_template import UriTemplate
 
 from ..analysis.injected import uses_resolvers
 from ..seal import ReplayGuard
@@ -117,16 +118,48 @@ async def complete(target: Context | MCPServer | None, elicitation_id: str) -> N
 
 
 class ResolvingMCPServer(MCPServer):
-    """An `MCPServer` whose every tool is `@resolved`: the one-line way to apply it server-wide.
+    """An `MCPServer` that applies `@resolved` wherever a function has resolved parameters.
 
-    Only the public `add_tool` is overridden (which `@tool()` calls); tools without any
-    `Resolve(...)` parameter are registered untouched.
+    Covers tools (`@tool()` and `add_tool`), prompts (`@prompt()`) and resource templates
+    (`@resource("scheme://{var}")`); functions without any `Resolve(...)` parameter are
+    registered untouched. Only public methods are overridden, and each wraps the function
+    before the SDK reads its signature, so the SDK never sees a resolved parameter. A
+    `Prompt` object built by hand and given to `add_prompt` is taken as it is: build it
+    from `resolved(fn)`.
     """
 
     def add_tool(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         if uses_resolve(fn):
             fn = resolved(fn)
         super().add_tool(fn, *args, **kwargs)
+
+    def prompt(self, *args: Any, **kwargs: Any) -> Callable[[F], F]:
+        register = super().prompt(*args, **kwargs)
+
+        def decorator(fn: F) -> F:
+            register(resolved(fn) if uses_resolve(fn) else fn)
+            return fn
+
+        return decorator
+
+    def resource(self, uri: str, *args: Any, **kwargs: Any) -> Callable[[F], F]:
+        register = super().resource(uri, *args, **kwargs)
+
+        def decorator(fn: F) -> F:
+            if not uses_resolve(fn):
+                return register(fn)
+            if not UriTemplate.parse(uri).variable_names:
+                # The SDK gives a static resource no Context, and resolvers need one.
+                raise ValueError(
+                    f"Resource {uri!r}: {getattr(fn, '__name__', fn)!r} has resolved "
+                    "parameters, which only a resource template can have (its reads get "
+                    "a request context); add a {variable} to the URI, or compute the "
+                    "value inside the function"
+                )
+            register(resolved(fn))
+            return fn
+
+        return decorator
 
 
 def uses_resolve(fn: Callable[..., Any]) -> bool:
