@@ -303,6 +303,7 @@ def test_protocol_round() -> None:
 def test_testing_snippets_run_their_tests() -> None:
     assert len(observe("testing_graph")["passed"]) == 5
     assert len(observe("testing_client")["passed"]) == 3
+    assert len(observe("testing_kit_context")["passed"]) == 4
 
 
 def test_run_by_hand() -> None:

@@ -7,7 +7,9 @@ answers, and trace resolution.
 - `answers_for(Model)` and `content_for(Model)` are Hypothesis strategies covering every
   answer a client can send (imported lazily: Hypothesis is only needed for them);
 - `call(..., trace=True)` records which resolvers ran, in what order, which overlapped and
-  which asked (`Trace`).
+  which asked (`Trace`);
+- `context(...)` and `request_context(...)` build the SDK's request contexts (headers,
+  `_meta`, a signed-in user, client capabilities) for resolvers that read them.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .calls import AnswerLike, AskedQuestion, CallResult, Mode, UnansweredQuestion, call
+from .contexts import context, request_context
 from .overrides import override
 from .trace import Span, Trace, TraceEvent
 
@@ -42,5 +45,7 @@ __all__ = [
     "answers_for",
     "call",
     "content_for",
+    "context",
     "override",
+    "request_context",
 ]

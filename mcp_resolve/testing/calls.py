@@ -32,6 +32,7 @@ from ..outcomes import (
     CancelledElicitation,
     DeclinedElicitation,
 )
+from .contexts import require_context, signed_in
 from .trace import Trace, traced_graph
 
 R = TypeVar("R")
@@ -183,7 +184,9 @@ async def call(
     is a callable `(AskedQuestion) -> answer` (may be async) consulted for every question;
     a question with no answer raises `UnansweredQuestion`. `context` is given to resolver
     parameters and tool parameters annotated with a context type (for a plain function,
-    name those types in `context_types`; a `@resolved` tool uses the SDK's `Context`).
+    name those types in `context_types`; a `@resolved` tool uses the SDK's `Context`);
+    `context()` builds a realistic one, and a call that needs one without it is a
+    `TypeError` naming the resolver and parameter.
 
     `mode="rounds"` (the default) runs the 2026-07-28 semantics: each round is a new
     resolution, so resolvers run again every round, and only answers recorded in the
@@ -206,13 +209,15 @@ async def call(
             f"{graph.tool}() parameter(s) {', '.join(given)} are filled by resolvers, not "
             "by arguments; replace a resolver with override() instead"
         )
+    require_context(graph.effective(), context)
     recorder = Trace() if trace else None
     running = traced_graph(graph, recorder) if recorder is not None else graph
     driver = _Driver(graph, answers, context, max_rounds, recorder)
-    if mode == "rounds":
-        result = await driver.rounds(running, arguments)
-    else:
-        result = await driver.in_process(running, arguments)
+    with signed_in(context):
+        if mode == "rounds":
+            result = await driver.rounds(running, arguments)
+        else:
+            result = await driver.in_process(running, arguments)
     return CallResult(result, driver.questions, driver.round, mode, recorder)
 
 
