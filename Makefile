@@ -10,11 +10,22 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: demo test lint docs bench clean
 
+# pip's own output is a wall of text; this shows one line that counts what pip collects, then
+# what it installs. pip's errors (stderr) are shown as they are; pipefail keeps its status.
+SHELL := /bin/bash
+.SHELLFLAGS := -e -o pipefail -c
+PROGRESS := awk '/^Collecting/ { n++; printf "\r  collecting packages: %d", n; fflush() } \
+	/^Installing collected packages/ { printf "\n  installing %d packages...\n", n; fflush() } \
+	/^Successfully installed/ { print "  installed" }'
+
 $(STAMP): pyproject.toml
+	@echo "Setting up $(VENV) (first run only, about a minute): the project, its dev extra, the MCP SDK"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
-	touch $(STAMP)
+	@echo "  upgrading pip"
+	@$(BIN)/python -m pip install --quiet --upgrade pip
+	@PYTHONUNBUFFERED=1 $(BIN)/python -m pip install --progress-bar off -e ".[dev]" | $(PROGRESS)
+	@touch $(STAMP)
+	@echo "$(VENV) is ready"
 
 demo: $(STAMP)
 	$(BIN)/mcp-resolve demo $(ARGS)

@@ -13,6 +13,7 @@ Run over stdio with `python examples/bistro.py`, or over Streamable HTTP with
 
 from __future__ import annotations
 
+import argparse
 from typing import Annotated
 
 from mcp.server import MCPServer
@@ -27,7 +28,6 @@ from mcp_resolve import (
     Resolve,
     UrlElicitationResult,
 )
-from mcp_resolve.demo.examples import serve
 from mcp_resolve.mcp import complete, resolved
 
 mcp = MCPServer("Bistro")
@@ -184,5 +184,18 @@ async def pay_deposit_and_wait(
     return "No deposit taken. The booking expires in one hour."
 
 
+def main() -> None:
+    """stdio by default; `--http HOST:PORT` serves Streamable HTTP at /mcp."""
+    parser = argparse.ArgumentParser(description="The Bistro MCP server.")
+    parser.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP at /mcp")
+    parser.add_argument("--stateless", action="store_true", help="with --http: no sessions")
+    options = parser.parse_args()
+    if options.http is None:
+        mcp.run()  # stdio
+        return
+    host, _, port = options.http.rpartition(":")
+    mcp.run("streamable-http", host=host, port=int(port), stateless_http=options.stateless)
+
+
 if __name__ == "__main__":
-    serve(mcp)
+    main()

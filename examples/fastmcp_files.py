@@ -13,6 +13,7 @@ worker.
 
 from __future__ import annotations
 
+import argparse
 import os
 from typing import Annotated
 
@@ -30,7 +31,6 @@ from mcp_resolve import (
     Resolve,
     UrlElicitationResult,
 )
-from mcp_resolve.demo.examples import serve
 from mcp_resolve.fastmcp import resolved
 
 
@@ -112,5 +112,18 @@ async def share_folder(
     return f"shared {path}"
 
 
+def main() -> None:
+    """stdio by default; `--http HOST:PORT` serves Streamable HTTP at /mcp."""
+    parser = argparse.ArgumentParser(description="The Files (fastmcp) MCP server.")
+    parser.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP at /mcp")
+    parser.add_argument("--stateless", action="store_true", help="with --http: no sessions")
+    options = parser.parse_args()
+    if options.http is None:
+        app.run()  # stdio
+        return
+    host, _, port = options.http.rpartition(":")
+    app.run("http", host=host, port=int(port), stateless_http=options.stateless)
+
+
 if __name__ == "__main__":
-    serve(app)
+    main()

@@ -10,6 +10,7 @@ Run over stdio with `python examples/order_book.py`, or over Streamable HTTP wit
 
 from __future__ import annotations
 
+import argparse
 from typing import Annotated
 
 from mcp.server import MCPServer
@@ -17,7 +18,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from mcp_resolve import AcceptedElicitation, Elicit, ElicitationResult, Resolve
-from mcp_resolve.demo.examples import serve
 from mcp_resolve.mcp import resolved
 
 mcp = MCPServer("Bookshop")
@@ -91,5 +91,18 @@ async def order_book(
     return f"Backordered {quantity} x '{stock.title}'; delivery in {delivery}."
 
 
+def main() -> None:
+    """stdio by default; `--http HOST:PORT` serves Streamable HTTP at /mcp."""
+    parser = argparse.ArgumentParser(description="The Bookshop MCP server.")
+    parser.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP at /mcp")
+    parser.add_argument("--stateless", action="store_true", help="with --http: no sessions")
+    options = parser.parse_args()
+    if options.http is None:
+        mcp.run()  # stdio
+        return
+    host, _, port = options.http.rpartition(":")
+    mcp.run("streamable-http", host=host, port=int(port), stateless_http=options.stateless)
+
+
 if __name__ == "__main__":
-    serve(mcp)
+    main()

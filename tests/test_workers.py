@@ -69,3 +69,18 @@ async def test_workers_with_different_keys_refuse_and_the_flow_starts_over() -> 
     assert refused.code == -32602
     assert refused.message == "Invalid or expired requestState"
     assert restarted.content[0].text == "deleted /tmp/project"  # type: ignore[union-attr]
+
+
+async def test_mcpserver_workers_share_flows_with_keys_from_the_environment() -> None:
+    with http_server("files", env=SHARED) as one, http_server("files", env=SHARED) as two:
+        first = await ask(one)
+        done = await answer(two, first)
+    assert isinstance(done, types.CallToolResult)
+    assert done.content[0].text == "deleted /tmp/project"  # type: ignore[union-attr]
+
+
+async def test_mcpserver_workers_without_shared_keys_refuse_each_others_states() -> None:
+    with http_server("files") as one, http_server("files") as two:
+        refused = await answer(two, await ask(one))
+    assert isinstance(refused, MCPError)
+    assert refused.message == "Invalid or expired requestState"
