@@ -8,13 +8,13 @@ work it claims to measure (`check`).
 
 import os
 import platform
-import subprocess
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Annotated, Any
 
 import anyio
+import machine
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Resolve as SdkResolve
 from pydantic import BaseModel
@@ -185,30 +185,10 @@ def check(tool: str, structured: list[Any], calls: int) -> None:
 def header() -> str:
     """When, where and what was measured: date, Python, machine, commit, load."""
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    cpu = "?"
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "mcp_resolve"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        head, dirty = "?", ""
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    head, dirty = machine.commit() or ("?", False)
     return (
         f"{now} | Python {platform.python_version()} | {platform.system()} "
-        f"{platform.release()} {platform.machine()} | {os.cpu_count()} CPUs: {cpu} | "
-        f"code: {head}{' + uncommitted changes' if dirty else ''} | load: {load}"
+        f"{platform.release()} {platform.machine()} | {os.cpu_count()} CPUs: "
+        f"{machine.cpu() or '?'} | code: {head}{' + uncommitted changes' if dirty else ''} | "
+        f"load: {machine.load()}"
     )

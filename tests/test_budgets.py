@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 import mcp_types as types
 import pytest
+from hosts_support import first_round, next_round
 from mcp import Client
 from mcp.server import MCPServer, Server
 from mcp.shared.exceptions import MCPError
@@ -35,20 +36,14 @@ async def rounds(
     client: Client, tool: str, reply: Any, limit: int = 40
 ) -> tuple[int, types.CallToolResult]:
     """Drive rounds by hand, answering every request with `reply(params)`."""
-    result = await client.session.call_tool(tool, {}, allow_input_required=True)
+    result = await first_round(client.session, tool)
     count = 1
     while isinstance(result, types.InputRequiredResult) and count < limit:
         answers: types.InputResponses = {
             k: types.ElicitResult(**reply(r.params))
             for k, r in (result.input_requests or {}).items()
         }
-        result = await client.session.call_tool(
-            tool,
-            {},
-            input_responses=answers,
-            request_state=result.request_state,
-            allow_input_required=True,
-        )
+        result = await next_round(client.session, tool, result, answers)
         count += 1
     assert isinstance(result, types.CallToolResult)
     return count, result
@@ -131,29 +126,17 @@ def ask() -> Elicit[Go]:
 
 
 async def replay_twice(client: Client) -> None:
-    first = await client.session.call_tool("go", {}, allow_input_required=True)
+    first = await first_round(client.session, "go")
     assert isinstance(first, types.InputRequiredResult)
     answers: types.InputResponses = {
         k: types.ElicitResult(action="accept", content={"go": True})
         for k in first.input_requests or {}
     }
-    done = await client.session.call_tool(
-        "go",
-        {},
-        input_responses=answers,
-        request_state=first.request_state,
-        allow_input_required=True,
-    )
+    done = await next_round(client.session, "go", first, answers)
     assert isinstance(done, types.CallToolResult)
     assert done.content[0].text == "went"  # type: ignore[union-attr]
     with pytest.raises(MCPError) as info:
-        await client.session.call_tool(
-            "go",
-            {},
-            input_responses=answers,
-            request_state=first.request_state,
-            allow_input_required=True,
-        )
+        await next_round(client.session, "go", first, answers)
     assert info.value.code == -32602
     assert info.value.message == "Invalid or expired requestState"
     assert info.value.data == {"reason": "invalid_request_state"}  # as the SDK's own refusal

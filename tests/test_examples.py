@@ -7,16 +7,15 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
+from hosts_support import MODES, answering, first_round, next_round
 from mcp import Client
 from mcp.client import ClientRequestContext
-from mcp.client.session import ElicitationFnT
 from mcp.shared.exceptions import MCPError
 
 from mcp_resolve.hosts import completion
 
 pytestmark = pytest.mark.anyio
 
-MODES = ("legacy", "2026-07-28")
 CHRISTMAS = "2025-12-25"
 SEED_QUESTION = "No tables for 2 on 2025-12-25. Would you like to try another date?"
 DEPOSIT_MESSAGE = "A 20 EUR deposit confirms your booking."
@@ -28,19 +27,6 @@ NO_ALTERNATIVE = [
     {"action": "cancel"},
     {"action": "accept", "content": {"accept_alternative": False}},
 ]
-
-
-def answering(*replies: dict[str, Any], asked: list[types.ElicitRequestParams]) -> ElicitationFnT:
-    """An elicitation callback giving `replies` in turn and recording every question asked."""
-    queue: Iterator[dict[str, Any]] = iter(replies)
-
-    async def callback(
-        context: ClientRequestContext, params: types.ElicitRequestParams
-    ) -> types.ElicitResult:
-        asked.append(params)
-        return types.ElicitResult(**next(queue))
-
-    return callback
 
 
 async def answered_by_hand(
@@ -380,9 +366,7 @@ async def test_on_2026_07_28_consent_alone_does_not_satisfy_a_waiting_url_questi
     async with Client(
         bistro.mcp, mode="2026-07-28", elicitation_callback=answered_by_hand
     ) as client:
-        first = await client.session.call_tool(
-            "pay_deposit_and_wait", args, allow_input_required=True
-        )
+        first = await first_round(client.session, "pay_deposit_and_wait", args)
         assert isinstance(first, types.InputRequiredResult)
         ((key, request),) = (first.input_requests or {}).items()
         assert isinstance(request, types.ElicitRequest)
@@ -390,13 +374,7 @@ async def test_on_2026_07_28_consent_alone_does_not_satisfy_a_waiting_url_questi
         assert (request.params.message, request.params.url) == (DEPOSIT_MESSAGE, DEPOSIT_URL)
         accept: types.InputResponses = {key: types.ElicitResult(action="accept")}
 
-        again = await client.session.call_tool(
-            "pay_deposit_and_wait",
-            args,
-            input_responses=accept,
-            request_state=first.request_state,
-            allow_input_required=True,
-        )
+        again = await next_round(client.session, "pay_deposit_and_wait", first, accept, args)
         assert isinstance(again, types.InputRequiredResult)
         assert list(again.input_requests or {}) == [key]
         repeated = (again.input_requests or {})[key]
@@ -406,13 +384,7 @@ async def test_on_2026_07_28_consent_alone_does_not_satisfy_a_waiting_url_questi
 
         confirmed = await client.call_tool("confirm_deposit", args)
         assert text_of(confirmed) == "Deposit received for booking b1."
-        done = await client.session.call_tool(
-            "pay_deposit_and_wait",
-            args,
-            input_responses=accept,
-            request_state=again.request_state,
-            allow_input_required=True,
-        )
+        done = await next_round(client.session, "pay_deposit_and_wait", again, accept, args)
     assert isinstance(done, types.CallToolResult)
     assert text_of(done) == "Deposit for b1 is paid."
 
@@ -500,7 +472,7 @@ async def test_on_2026_07_28_the_first_round_asks_exactly_the_backorder_question
     monkeypatch.setattr(shop, "STOCK", stock)
     args = {"isbn": FRANKENSTEIN, "quantity": 1}
     async with Client(shop.mcp, mode="2026-07-28", elicitation_callback=answered_by_hand) as client:
-        first = await client.session.call_tool("order_book", args, allow_input_required=True)
+        first = await first_round(client.session, "order_book", args)
         assert isinstance(first, types.InputRequiredResult)
         assert list(first.input_requests or {}) == [f"{shop.__name__}:confirm_backorder"]
         rounds = 1
@@ -510,13 +482,7 @@ async def test_on_2026_07_28_the_first_round_asks_exactly_the_backorder_question
                 key: types.ElicitResult(action="accept", content={"order_anyway": True})
                 for key in result.input_requests or {}
             }
-            result = await client.session.call_tool(
-                "order_book",
-                args,
-                input_responses=answers,
-                request_state=result.request_state,
-                allow_input_required=True,
-            )
+            result = await next_round(client.session, "order_book", result, answers, args)
             rounds += 1
     assert rounds == 2
     assert text_of(result) == "Backordered 1 x 'Frankenstein'; delivery in 3 weeks."

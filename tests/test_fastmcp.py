@@ -1,7 +1,7 @@
 """The fastmcp 4.x host through fastmcp's real Client (in-memory), on both protocol generations."""
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from types import ModuleType
 from typing import Annotated, Any
 
@@ -14,6 +14,13 @@ from fastmcp import Client, Context, FastMCP
 from fastmcp.client.elicitation import ElicitResult
 from fastmcp.client.messages import MessageHandler
 from fastmcp.exceptions import ToolError
+from hosts_support import (
+    MODES,
+    fastmcp_answering,
+    first_round,
+    next_round,
+    text_of,
+)
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
@@ -25,27 +32,8 @@ from mcp_resolve.seal import MemoryReplayGuard
 
 pytestmark = pytest.mark.anyio
 
-MODES = ("legacy", "2026-07-28")
-Handler = Callable[[str, Any, Any, Any], Any]
-QUESTION = "/tmp/project has 2 file(s). Delete anyway?"
 
-
-def answering(*replies: dict[str, Any], asked: list[Any] | None = None) -> Handler:
-    """A fastmcp elicitation handler giving `replies` in turn and recording what it was asked."""
-    queue: Iterator[dict[str, Any]] = iter(replies)
-
-    async def handler(message: str, response_type: Any, params: Any, context: Any) -> Any:
-        if asked is not None:
-            asked.append(params)
-        return ElicitResult(**next(queue))
-
-    return handler
-
-
-def text_of(result: Any) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
+answering = fastmcp_answering
 
 
 @pytest.fixture
@@ -53,60 +41,7 @@ def files(load_example: Callable[[str], ModuleType]) -> ModuleType:
     return load_example("fastmcp_files")
 
 
-# -- the seed's story ---------------------------------------------------------------------
-
-SEED_OUTCOMES = [
-    ({"action": "accept", "content": {"ok": True}}, "deleted /tmp/project"),
-    ({"action": "accept", "content": {"ok": False}}, "kept the folder"),
-    ({"action": "decline"}, "declined: folder not deleted"),
-    ({"action": "cancel"}, "cancelled: folder not deleted"),
-]
-
-
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize(("reply", "expected"), SEED_OUTCOMES)
-async def test_every_seed_outcome_of_delete_folder(
-    files: ModuleType, mode: str, reply: dict[str, Any], expected: str
-) -> None:
-    asked: list[Any] = []
-    async with Client(files.app, mode=mode, elicitation_handler=answering(reply, asked=asked)) as c:
-        assert c.protocol_version == ("2025-11-25" if mode == "legacy" else mode)
-        result = await c.call_tool("delete_folder", {"path": "/tmp/project"})
-    assert not result.is_error
-    assert text_of(result) == expected
-    assert result.data == expected
-    (params,) = asked
-    assert isinstance(params, types.ElicitRequestFormParams)
-    assert params.message == QUESTION
-    assert params.requested_schema["properties"] == {"ok": {"title": "Ok", "type": "boolean"}}
-    assert params.requested_schema["required"] == ["ok"]
-    assert ("/tmp/project" in files.FOLDERS) is (expected != "deleted /tmp/project")
-
-
-@pytest.mark.parametrize("mode", MODES)
-async def test_an_empty_folder_asks_nothing(files: ModuleType, mode: str) -> None:
-    asked: list[Any] = []
-    async with Client(files.app, mode=mode, elicitation_handler=answering(asked=asked)) as c:
-        result = await c.call_tool("delete_folder", {"path": "/tmp/empty"})
-    assert text_of(result) == "deleted /tmp/empty"
-    assert asked == []
-
-
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("action", ["decline", "cancel"])
-async def test_the_unwrapped_annotation_aborts_naming_the_parameter(
-    files: ModuleType, mode: str, action: str
-) -> None:
-    async with Client(files.app, mode=mode, elicitation_handler=answering({"action": action})) as c:
-        result = await c.call_tool(
-            "delete_folder_strict", {"path": "/tmp/project"}, raise_on_error=False
-        )
-    assert result.is_error
-    assert text_of(result) == (
-        f"Resolver for parameter 'confirm' could not resolve: elicitation was {action} "
-        "(tool 'delete_folder_strict', resolver 'confirm_delete')"
-    )
-    assert "/tmp/project" in files.FOLDERS
+# -- schemas and arguments (the seed story on every host: tests/test_hosts_seed.py) -------
 
 
 async def test_the_input_schema_hides_the_resolved_parameter(files: ModuleType) -> None:
@@ -213,7 +148,7 @@ async def test_fastmcp_seals_the_state_and_refuses_a_forged_or_replayed_one(
     ok = {key: types.ElicitResult(action="accept", content={"ok": True})}
     args = {"path": "/tmp/project"}
     async with Client(files.app, mode="2026-07-28", elicitation_handler=answering()) as c:
-        first = await c.session.call_tool("delete_folder", args, allow_input_required=True)
+        first = await first_round(c.session, "delete_folder", args)
         assert isinstance(first, types.InputRequiredResult)
         assert list(first.input_requests or {}) == [key]
         state = first.request_state
@@ -367,20 +302,14 @@ def _fresh_state() -> None:
 async def test_independent_questions_come_back_in_one_round_on_2026() -> None:
     keys = [f"{__name__}:ask_name", f"{__name__}:ask_age"]
     async with Client(people(), mode="2026-07-28", elicitation_handler=answering()) as c:
-        first = await c.session.call_tool("greet", {}, allow_input_required=True)
+        first = await first_round(c.session, "greet")
         assert isinstance(first, types.InputRequiredResult)
         assert list(first.input_requests or {}) == keys
         answers: types.InputResponses = {
             keys[0]: types.ElicitResult(action="accept", content={"name": "Ada"}),
             keys[1]: types.ElicitResult(action="accept", content={"age": 36}),
         }
-        second = await c.session.call_tool(
-            "greet",
-            {},
-            input_responses=answers,
-            request_state=first.request_state,
-            allow_input_required=True,
-        )
+        second = await next_round(c.session, "greet", first, answers)
     assert isinstance(second, types.CallToolResult)
     assert text_of(second) == "Ada is 36"
     assert CALLS == ["People"]
@@ -391,18 +320,10 @@ async def test_a_replay_guard_refuses_a_second_use_of_the_state() -> None:
     answers: types.InputResponses = {key: types.ElicitResult(action="accept", content={"age": 36})}
     results = []
     async with Client(people(), mode="2026-07-28", elicitation_handler=answering()) as c:
-        first = await c.session.call_tool("once", {}, allow_input_required=True)
+        first = await first_round(c.session, "once")
         assert isinstance(first, types.InputRequiredResult)
         for _ in range(2):
-            results.append(
-                await c.session.call_tool(
-                    "once",
-                    {},
-                    input_responses=answers,
-                    request_state=first.request_state,
-                    allow_input_required=True,
-                )
-            )
+            results.append(await next_round(c.session, "once", first, answers))
     used, replayed = results
     assert isinstance(used, types.CallToolResult)
     assert isinstance(replayed, types.CallToolResult)
@@ -547,16 +468,10 @@ async def test_rounds_on_different_workers_complete_when_they_share_keys() -> No
         http_server("fastmcp_files", env=SHARED_KEYS) as two,
     ):
         async with Client(one, mode="2026-07-28", elicitation_handler=answering()) as c:
-            first = await c.session.call_tool("delete_folder", args, allow_input_required=True)
+            first = await first_round(c.session, "delete_folder", args)
         assert isinstance(first, types.InputRequiredResult)
         answers: types.InputResponses = dict.fromkeys(first.input_requests or {}, ok)
         async with Client(two, mode="2026-07-28", elicitation_handler=answering()) as c:
-            done = await c.session.call_tool(
-                "delete_folder",
-                args,
-                input_responses=answers,
-                request_state=first.request_state,
-                allow_input_required=True,
-            )
+            done = await next_round(c.session, "delete_folder", first, answers, args)
     assert isinstance(done, types.CallToolResult)
     assert text_of(done) == "deleted /tmp/project"

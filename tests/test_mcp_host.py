@@ -1,11 +1,17 @@
 """The MCPServer host through the SDK's real in-memory Client, on both protocol generations."""
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable
 from types import ModuleType
 from typing import Annotated, Any
 
 import mcp_types as types
 import pytest
+from hosts_support import (
+    MODES,
+    answering,
+    first_round,
+    next_round,
+)
 from mcp import Client
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
@@ -25,77 +31,10 @@ from mcp_resolve.mcp import ResolvingMCPServer, resolved
 
 pytestmark = pytest.mark.anyio
 
-MODES = ("legacy", "2026-07-28")
-Callback = Callable[[Any, Any], Awaitable[types.ElicitResult]]
-
-
-def answering(*replies: dict[str, Any], asked: list[Any] | None = None) -> Callback:
-    """An elicitation callback giving `replies` in turn and recording what it was asked."""
-    queue: Iterator[dict[str, Any]] = iter(replies)
-
-    async def callback(context: Any, params: Any) -> types.ElicitResult:
-        if asked is not None:
-            asked.append(params)
-        return types.ElicitResult(**next(queue))
-
-    return callback
-
 
 @pytest.fixture
 def files(load_example: Callable[[str], ModuleType]) -> ModuleType:
     return load_example("files")
-
-
-SEED_OUTCOMES = [
-    ({"action": "accept", "content": {"ok": True}}, "deleted /tmp/project"),
-    ({"action": "accept", "content": {"ok": False}}, "kept the folder"),
-    ({"action": "decline"}, "declined: folder not deleted"),
-    ({"action": "cancel"}, "cancelled: folder not deleted"),
-]
-
-
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize(("reply", "expected"), SEED_OUTCOMES)
-async def test_every_seed_outcome_of_delete_folder(
-    files: ModuleType, mode: str, reply: dict[str, Any], expected: str
-) -> None:
-    asked: list[Any] = []
-    async with Client(
-        files.mcp, mode=mode, elicitation_callback=answering(reply, asked=asked)
-    ) as c:
-        result = await c.call_tool("delete_folder", {"path": "/tmp/project"})
-    assert not result.is_error
-    assert result.content[0].text == expected  # type: ignore[union-attr]
-    assert result.structured_content == {"result": expected}
-    (params,) = asked
-    assert isinstance(params, types.ElicitRequestFormParams)
-    assert params.message == "/tmp/project has 2 file(s). Delete anyway?"
-    assert params.requested_schema["properties"] == {"ok": {"title": "Ok", "type": "boolean"}}
-    assert params.requested_schema["required"] == ["ok"]
-
-
-@pytest.mark.parametrize("mode", MODES)
-async def test_an_empty_folder_asks_nothing(files: ModuleType, mode: str) -> None:
-    asked: list[Any] = []
-    async with Client(files.mcp, mode=mode, elicitation_callback=answering(asked=asked)) as c:
-        result = await c.call_tool("delete_folder", {"path": "/tmp/empty"})
-    assert result.content[0].text == "deleted /tmp/empty"  # type: ignore[union-attr]
-    assert asked == []
-
-
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("action", ["decline", "cancel"])
-async def test_the_unwrapped_annotation_aborts_naming_the_parameter(
-    files: ModuleType, mode: str, action: str
-) -> None:
-    async with Client(
-        files.mcp, mode=mode, elicitation_callback=answering({"action": action})
-    ) as c:
-        result = await c.call_tool("delete_folder_strict", {"path": "/tmp/project"})
-    assert result.is_error
-    text = result.content[0].text  # type: ignore[union-attr]
-    assert f"Resolver for parameter 'confirm' could not resolve: elicitation was {action}" in text
-    assert "/tmp/project" in files.FOLDERS
 
 
 async def test_the_input_schema_hides_resolved_parameters_and_keeps_titles(
@@ -165,7 +104,7 @@ def people_server() -> MCPServer:
 async def test_independent_questions_come_back_in_one_round_on_2026() -> None:
     server = people_server()
     async with Client(server, mode="2026-07-28", elicitation_callback=answering()) as c:
-        first = await c.session.call_tool("greet", {}, allow_input_required=True)
+        first = await first_round(c.session, "greet")
         assert isinstance(first, types.InputRequiredResult)
         assert set(first.input_requests or {}) == {
             f"{__name__}:ask_name",
@@ -175,13 +114,7 @@ async def test_independent_questions_come_back_in_one_round_on_2026() -> None:
             f"{__name__}:ask_name": types.ElicitResult(action="accept", content={"name": "Ada"}),
             f"{__name__}:ask_age": types.ElicitResult(action="accept", content={"age": 36}),
         }
-        second = await c.session.call_tool(
-            "greet",
-            {},
-            input_responses=answers,
-            request_state=first.request_state,
-            allow_input_required=True,
-        )
+        second = await next_round(c.session, "greet", first, answers)
     assert isinstance(second, types.CallToolResult)
     assert second.content[0].text == "Ada is 36"  # type: ignore[union-attr]
     assert server.calls == ["greet"]  # type: ignore[attr-defined]
@@ -250,7 +183,7 @@ async def drive(
 ) -> tuple[list[list[str]], Any]:
     """Drive 2026-07-28 rounds by hand; return the keys asked per round and the result."""
     rounds: list[list[str]] = []
-    result = await client.session.call_tool(tool, args, allow_input_required=True)
+    result = await first_round(client.session, tool, args)
     while isinstance(result, types.InputRequiredResult):
         requests = result.input_requests or {}
         rounds.append(sorted(requests))
@@ -258,13 +191,7 @@ async def drive(
             key: types.ElicitResult(**reply(key, request.params))  # type: ignore[union-attr]
             for key, request in requests.items()
         }
-        result = await client.session.call_tool(
-            tool,
-            args,
-            input_responses=answers,
-            request_state=result.request_state,
-            allow_input_required=True,
-        )
+        result = await next_round(client.session, tool, result, answers, args)
     return rounds, result
 
 
@@ -281,18 +208,12 @@ async def test_a_reworded_question_is_asked_again() -> None:
         return s.value
 
     async with Client(server, mode="2026-07-28", elicitation_callback=answering()) as c:
-        first = await c.session.call_tool("tool", {}, allow_input_required=True)
+        first = await first_round(c.session, "tool")
         assert isinstance(first, types.InputRequiredResult)
         wording["text"] = "Really sure?"
         key = f"{__name__}:{ask.__qualname__}"
         answer = {key: types.ElicitResult(action="accept", content={"value": 1})}
-        again = await c.session.call_tool(
-            "tool",
-            {},
-            input_responses=answer,
-            request_state=first.request_state,
-            allow_input_required=True,
-        )
+        again = await next_round(c.session, "tool", first, answer)
     assert isinstance(again, types.InputRequiredResult)
     assert again.input_requests[key].params.message == "Really sure?"  # type: ignore[index,union-attr]
 
@@ -339,19 +260,13 @@ async def test_unknown_response_keys_are_ignored() -> None:
             content = {"name": "Ada"} if key.endswith("ask_name") else {"age": 36}
             return {"action": "accept", "content": content}
 
-        first = await c.session.call_tool("greet", {}, allow_input_required=True)
+        first = await first_round(c.session, "greet")
         assert isinstance(first, types.InputRequiredResult)
         answers: types.InputResponses = {
             k: types.ElicitResult(**reply(k, None)) for k in first.input_requests or {}
         }
         answers["nobody:knows"] = types.ElicitResult(action="decline")
-        result = await c.session.call_tool(
-            "greet",
-            {},
-            input_responses=answers,
-            request_state=first.request_state,
-            allow_input_required=True,
-        )
+        result = await next_round(c.session, "greet", first, answers)
     assert isinstance(result, types.CallToolResult)
     assert result.content[0].text == "Ada is 36"  # type: ignore[union-attr]
 
@@ -422,15 +337,9 @@ async def test_an_answer_of_the_wrong_kind_is_a_tool_error() -> None:
     server = people_server()
     wrong = types.ListRootsResult(roots=[])
     async with Client(server, mode="2026-07-28", elicitation_callback=answering()) as c:
-        first = await c.session.call_tool("greet", {}, allow_input_required=True)
+        first = await first_round(c.session, "greet")
         assert isinstance(first, types.InputRequiredResult)
-        result = await c.session.call_tool(
-            "greet",
-            {},
-            input_responses={f"{__name__}:ask_name": wrong},
-            request_state=first.request_state,
-            allow_input_required=True,
-        )
+        result = await next_round(c.session, "greet", first, {f"{__name__}:ask_name": wrong})
     assert isinstance(result, types.CallToolResult)
     assert result.is_error
     text = result.content[0].text  # type: ignore[union-attr]
@@ -550,39 +459,55 @@ def test_graph_errors_raise_at_decoration() -> None:
             return v
 
 
+def ask_topic_name(topic: str) -> Elicit[Name]:
+    return Elicit(f"Who writes about {topic}?", Name)
+
+
+def ask_note_name(note: str) -> Elicit[Name]:
+    return Elicit(f"Who wrote {note}?", Name)
+
+
+async def write(topic: str, author: Annotated[Name, Resolve(ask_topic_name)]) -> str:
+    """Write about a topic."""
+    return f"{author.name} writes about {topic}."
+
+
+async def read(note: str, author: Annotated[Name, Resolve(ask_note_name)]) -> str:
+    return f"{note} by {author.name}"
+
+
+def notes_server(kind: str) -> MCPServer:
+    """A prompt and a resource template with resolvers, `@resolved` by hand or by the server."""
+    if kind == "ResolvingMCPServer":
+        server = ResolvingMCPServer("notes")
+        assert server.prompt()(write) is write  # the decorators hand back the function itself
+        assert server.resource("notes://{note}", mime_type="text/plain")(read) is read
+        return server
+    server = MCPServer("notes")
+    server.prompt()(resolved(write))
+    server.resource("notes://{note}", mime_type="text/plain")(resolved(read))
+    return server
+
+
 @pytest.mark.parametrize("mode", MODES)
-async def test_resolvers_work_on_a_prompt_and_a_resource_template(mode: str) -> None:
-    server = MCPServer("both")
-
-    def ask_topic_name(topic: str) -> Elicit[Name]:
-        return Elicit(f"Who writes about {topic}?", Name)
-
-    def ask_note_name(note: str) -> Elicit[Name]:
-        return Elicit(f"Who wrote {note}?", Name)
-
-    @server.prompt()
-    @resolved
-    async def write(topic: str, author: Annotated[Name, Resolve(ask_topic_name)]) -> str:
-        return f"{author.name} writes about {topic}."
-
-    @server.resource("notes://{note}")
-    @resolved
-    async def read(note: str, author: Annotated[Name, Resolve(ask_note_name)]) -> str:
-        return f"{note} by {author.name}"
-
+@pytest.mark.parametrize("kind", ["@resolved", "ResolvingMCPServer"])
+async def test_resolvers_work_on_a_prompt_and_a_resource_template(mode: str, kind: str) -> None:
     asked: list[Any] = []
     callback = answering(
         {"action": "accept", "content": {"name": "Ada"}},
         {"action": "accept", "content": {"name": "Grace"}},
         asked=asked,
     )
-    async with Client(server, mode=mode, elicitation_callback=callback) as c:
+    async with Client(notes_server(kind), mode=mode, elicitation_callback=callback) as c:
         prompt = await c.get_prompt("write", {"topic": "engines"})
         resource = await c.read_resource("notes://n1")
-        arguments = (await c.list_prompts()).prompts[0].arguments
+        (listed,) = (await c.list_prompts()).prompts
+        (template,) = (await c.list_resource_templates()).resource_templates
     assert prompt.messages[0].content.text == "Ada writes about engines."  # type: ignore[union-attr]
     assert resource.contents[0].text == "n1 by Grace"  # type: ignore[union-attr]
-    assert [a.name for a in arguments or []] == ["topic"]
+    assert [a.name for a in listed.arguments or []] == ["topic"]
+    assert listed.description == "Write about a topic."
+    assert (template.uri_template, template.mime_type) == ("notes://{note}", "text/plain")
     assert [p.message for p in asked] == ["Who writes about engines?", "Who wrote n1?"]
 
 
@@ -605,45 +530,6 @@ async def test_the_resolving_server_applies_to_every_tool() -> None:
     assert tools["greet"]["properties"] == {}
     assert result.content[0].text == "hi Ada"  # type: ignore[union-attr]
     assert plain_result.structured_content == {"result": 2}
-
-
-@pytest.mark.parametrize("mode", MODES)
-async def test_the_resolving_server_applies_to_prompts_and_resource_templates(mode: str) -> None:
-    server = ResolvingMCPServer("all")
-
-    def ask_topic_name(topic: str) -> Elicit[Name]:
-        return Elicit(f"Who writes about {topic}?", Name)
-
-    def ask_note_name(note: str) -> Elicit[Name]:
-        return Elicit(f"Who wrote {note}?", Name)
-
-    async def write(topic: str, author: Annotated[Name, Resolve(ask_topic_name)]) -> str:
-        """Write about a topic."""
-        return f"{author.name} writes about {topic}."
-
-    async def read(note: str, author: Annotated[Name, Resolve(ask_note_name)]) -> str:
-        return f"{note} by {author.name}"
-
-    assert server.prompt()(write) is write  # the decorators hand back the function itself
-    assert server.resource("notes://{note}", mime_type="text/plain")(read) is read
-
-    asked: list[Any] = []
-    callback = answering(
-        {"action": "accept", "content": {"name": "Ada"}},
-        {"action": "accept", "content": {"name": "Grace"}},
-        asked=asked,
-    )
-    async with Client(server, mode=mode, elicitation_callback=callback) as c:
-        prompt = await c.get_prompt("write", {"topic": "engines"})
-        resource = await c.read_resource("notes://n1")
-        (listed,) = (await c.list_prompts()).prompts
-        (template,) = (await c.list_resource_templates()).resource_templates
-    assert prompt.messages[0].content.text == "Ada writes about engines."  # type: ignore[union-attr]
-    assert resource.contents[0].text == "n1 by Grace"  # type: ignore[union-attr]
-    assert [a.name for a in listed.arguments or []] == ["topic"]
-    assert listed.description == "Write about a topic."
-    assert (template.uri_template, template.mime_type) == ("notes://{note}", "text/plain")
-    assert [p.message for p in asked] == ["Who writes about engines?", "Who wrote n1?"]
 
 
 async def test_the_resolving_server_registers_plain_prompts_and_resources_untouched() -> None:

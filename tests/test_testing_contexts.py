@@ -163,3 +163,11 @@ async def test_an_override_that_needs_no_context_lifts_the_requirement() -> None
     with override(tenant, offline), override(who, lambda: "ada"):
         done = await call(whoami)
     assert done.result == "ada at acme"
+
+
+def test_a_client_that_declares_no_capability_is_built_as_such() -> None:
+    ctx = context(client_capabilities={}, client_info={"name": "bare", "version": "1"})
+    assert ctx.client_capabilities is not None
+    assert ctx.client_capabilities.elicitation is None
+    assert ctx.session.client_params is not None
+    assert ctx.session.client_params.client_info.name == "bare"

@@ -4,6 +4,7 @@ from typing import Any
 
 import mcp_types as types
 import pytest
+from hosts_support import first_round, next_round
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
@@ -20,9 +21,7 @@ async def never(context: Any, params: Any) -> types.ElicitResult:
 
 async def ask(url: str) -> types.InputRequiredResult:
     async with Client(url, mode="2026-07-28", elicitation_callback=never) as client:
-        first = await client.session.call_tool(
-            "delete_folder", {"path": "/tmp/project"}, allow_input_required=True
-        )
+        first = await first_round(client.session, "delete_folder", {"path": "/tmp/project"})
     assert isinstance(first, types.InputRequiredResult)
     return first
 
@@ -34,12 +33,8 @@ async def answer(url: str, first: types.InputRequiredResult) -> Any:
     }
     async with Client(url, mode="2026-07-28", elicitation_callback=never) as client:
         try:
-            return await client.session.call_tool(
-                "delete_folder",
-                {"path": "/tmp/project"},
-                input_responses=answers,
-                request_state=first.request_state,
-                allow_input_required=True,
+            return await next_round(
+                client.session, "delete_folder", first, answers, {"path": "/tmp/project"}
             )
         except MCPError as refused:  # caught here: leaving the client would wrap it in a group
             return refused

@@ -69,6 +69,26 @@ class Graph:
         for node in nodes:
             levels.setdefault(node.level, []).append(node.index)
         self.levels = tuple(tuple(levels[k]) for k in sorted(levels))
+        self._built()
+
+    def _built(self) -> None:
+        """Called once the graph is complete; a subclass adds what running it needs."""
+
+    def with_nodes(
+        self: G, nodes: tuple[Node, ...], *, depends: frozenset[object] | None = None
+    ) -> G:
+        """The same graph with `nodes` in place of its own (same order, same edges), and
+        `depends` in place of its fast-depends resolvers when given."""
+        return type(self)(
+            tool=self.tool,
+            function=self.function,
+            nodes=nodes,
+            targets=self.targets,
+            model_parameters=self.model_parameters,
+            context_parameters=self.context_parameters,
+            context_types=self.context_types,
+            depends=self.depends if depends is None else depends,
+        )
 
     @classmethod
     def from_function(

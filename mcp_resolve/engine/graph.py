@@ -8,14 +8,13 @@ fast-depends' own provider overrides) by running a copy analysed again with them
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ..analysis.builder import build
 from ..analysis.depends import provider_active, provider_overrides
 from ..analysis.graph import Graph
-from ..analysis.nodes import Node, Target, identity
+from ..analysis.nodes import identity
 from ..analysis.overrides import overrides
 from ..plan.plan import Plan
 from .resolution import Resolution
@@ -27,28 +26,7 @@ class ResolverGraph(Graph):
 
     __slots__ = ("_planned", "_seen_version", "plan")
 
-    def __init__(
-        self,
-        *,
-        tool: str,
-        function: Callable[..., Any],
-        nodes: tuple[Node, ...],
-        targets: tuple[Target, ...],
-        model_parameters: tuple[inspect.Parameter, ...],
-        context_parameters: tuple[str, ...],
-        context_types: tuple[type, ...],
-        depends: frozenset[object] = frozenset(),
-    ) -> None:
-        super().__init__(
-            tool=tool,
-            function=function,
-            nodes=nodes,
-            targets=targets,
-            model_parameters=model_parameters,
-            context_parameters=context_parameters,
-            context_types=context_types,
-            depends=depends,
-        )
+    def _built(self) -> None:
         self.plan = Plan(self, Resolved)
         # The override version this graph was last found unaffected by (-1: check first).
         self._seen_version = -1 if overrides.active else overrides.version

@@ -164,12 +164,17 @@ class Resolution:
             self.failed = node
 
     def _missing(self, node: Node, parameter: str, argument: str) -> NoReturn:
-        raise ResolutionError(
+        tool = self._graph.tool
+        raise self._error(
+            node,
+            parameter,
             f"Resolver {node.name!r} needs the tool argument {argument!r}, which was not "
-            f"given (tool {self._graph.tool!r})",
-            tool=self._graph.tool,
-            resolver=node.name,
-            parameter=parameter,
+            f"given (tool {tool!r})",
+        )
+
+    def _error(self, node: Node, parameter: str, message: str) -> ResolutionError:
+        return ResolutionError(
+            message, tool=self._graph.tool, resolver=node.name, parameter=parameter
         )
 
     async def _first(self, node: Node, agen: Any) -> Any:
@@ -265,12 +270,11 @@ class Resolution:
                 f"the resolver returned the MCP SDK's {lookalike}, which mcp_resolve does not "
                 f"ask; {lookalike_fix(lookalike)}"
             )
-        return ResolutionError(
-            f"Resolver for parameter {parameter!r} could not resolve: {refusal} "
-            f"(tool {self._graph.tool!r}, resolver {node.name!r})",
-            tool=self._graph.tool,
-            resolver=node.name,
-            parameter=parameter,
+        where = f"tool {self._graph.tool!r}, resolver {node.name!r}"
+        return self._error(
+            node,
+            parameter,
+            f"Resolver for parameter {parameter!r} could not resolve: {refusal} ({where})",
         )
 
     def _settle(self, node: Node, result: Any) -> None:

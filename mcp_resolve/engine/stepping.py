@@ -16,6 +16,31 @@ DONE: Any = object()
 """What `forward` returns when the walk finished."""
 
 
+def _relay(
+    step: Any, yielded: Any, owner: Any = None, current: object = None
+) -> Generator[Any, Any, tuple[bool, Any]]:
+    """Hand what `step` yields to the event loop and the loop's replies back to `step`.
+
+    Returns `(True, its return value)` once `step` finishes, or, with an `owner`,
+    `(False, what it yielded)` as soon as `owner._current` is not `current` any more.
+    """
+    while True:
+        try:
+            sent = yield yielded
+        except BaseException as exc:
+            try:
+                yielded = step.throw(exc)
+            except StopIteration as stop:
+                return True, stop.value
+        else:
+            try:
+                yielded = step.send(sent)
+            except StopIteration as stop:
+                return True, stop.value
+        if owner is not None and owner._current is not current:
+            return False, yielded
+
+
 @types.coroutine
 def forward(walk: Any, yielded: Any, owner: Any, current: object) -> Generator[Any, Any, Any]:
     """Pass the walk's waits to the event loop until it waits on something new: until
@@ -24,21 +49,8 @@ def forward(walk: Any, yielded: Any, owner: Any, current: object) -> Generator[A
     Returns what the walk yielded for that new wait (not yet passed on, so the driver can
     decide first whether to overlap it), or `DONE` when the walk finished.
     """
-    while True:
-        try:
-            sent = yield yielded
-        except BaseException as exc:
-            try:
-                yielded = walk.throw(exc)
-            except StopIteration:
-                return DONE
-        else:
-            try:
-                yielded = walk.send(sent)
-            except StopIteration:
-                return DONE
-        if owner._current is not current:
-            return yielded
+    finished, value = yield from _relay(walk, yielded, owner, current)
+    return DONE if finished else value
 
 
 @types.coroutine
@@ -48,16 +60,4 @@ def resume(step: Any, yielded: Any) -> Generator[Any, Any, Any]:
     Equivalent to `await` from the point where `step.send(None)` returned `yielded`: what
     the event loop sends or throws goes to `step`, what `step` yields goes to the loop.
     """
-    while True:
-        try:
-            sent = yield yielded
-        except BaseException as exc:
-            try:
-                yielded = step.throw(exc)
-            except StopIteration as stop:
-                return stop.value
-        else:
-            try:
-                yielded = step.send(sent)
-            except StopIteration as stop:
-                return stop.value
+    return (yield from _relay(step, yielded))[1]

@@ -93,3 +93,19 @@ async def notify(session: Any, elicitation_id: str, related: Any) -> None:
         await session.send_elicit_complete(elicitation_id, related_request_id=related)
     except Exception:  # a client that went away must not fail the caller
         logger.info("Could not notify a client that %r completed", elicitation_id)
+
+
+async def announce(elicitation_id: str, also: Any = None) -> None:
+    """`complete()` on every host: wake the calls waiting on `elicitation_id` and notify
+    the legacy sessions that asked, and the session `also` (the caller's own) when it is
+    not among them."""
+    if not isinstance(elicitation_id, str) or not elicitation_id:
+        raise TypeError(f"complete() needs a non-empty elicitation id, got {elicitation_id!r}")
+    sessions: list[tuple[Any, Any]] = []
+    for waiter in mark_complete(elicitation_id):
+        if waiter.session is not None:
+            sessions.append((waiter.session, waiter.request_id))
+    if also is not None and not any(s is also for s, _ in sessions):
+        sessions.append((also, None))
+    for session, related in sessions:
+        await notify(session, elicitation_id, related)

@@ -27,8 +27,7 @@ over as plain compact JSON and never sealed a second time, exactly as on `MCPSer
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from typing import Any
 
 import mcp_types as types
 from fastmcp.exceptions import ToolError
@@ -37,58 +36,10 @@ from fastmcp.server.server import FastMCP
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 from mcp.shared.exceptions import MCPError
 
-from ..seal import ReplayGuard
-from . import completion
-from .at_most_once import DEFAULT_STATE_TTL, STATE_REFUSED
-from .completion import notify
-from .flow import DEFAULT_MAX_ROUNDS, DEFAULT_MAX_STATE_BYTES, Connection
+from .at_most_once import STATE_REFUSED
+from .completion import announce
+from .flow import Connection
 from .wrapping import WrappedFunction
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-@overload
-def resolved(fn: F, /) -> F: ...
-
-
-@overload
-def resolved(
-    *,
-    max_rounds: int = DEFAULT_MAX_ROUNDS,
-    max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
-    replay_guard: ReplayGuard | None = None,
-    state_ttl: float = DEFAULT_STATE_TTL,
-) -> Callable[[F], F]: ...
-
-
-def resolved(
-    fn: F | None = None,
-    /,
-    *,
-    max_rounds: int = DEFAULT_MAX_ROUNDS,
-    max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
-    replay_guard: ReplayGuard | None = None,
-    state_ttl: float = DEFAULT_STATE_TTL,
-) -> F | Callable[[F], F]:
-    """Fill `fn`'s `Annotated[T, Resolve(...)]` parameters before it runs; put under `@app.tool()`.
-
-    Resolvers and the tool may take fastmcp's `Context`. Graph errors (a cycle, a parameter
-    nothing can fill, a question schema a client cannot render) raise here, when the server
-    module is imported. Used bare (`@resolved`) or with budgets (`@resolved(max_rounds=8)`),
-    as in `mcp_resolve.mcp`; `state_ttl` is the TTL of the server's
-    `FastMCP(request_state_security=...)` (600 s unless changed there).
-    """
-
-    def decorate(function: F) -> F:
-        return _Host.wrap(  # type: ignore[return-value]
-            function,
-            max_rounds=max_rounds,
-            max_state_bytes=max_state_bytes,
-            replay_guard=replay_guard,
-            state_ttl=state_ttl,
-        )
-
-    return decorate if fn is None else decorate(fn)
 
 
 def _connection(ctx: Context) -> Connection:
@@ -101,23 +52,8 @@ def _connection(ctx: Context) -> Connection:
     """
     request = ctx.request_context
     if request is None:
-        return Connection(
-            version=None,
-            session=_NO_CLIENT,
-            request_id=None,
-            request_state=None,
-            input_responses=None,
-            context=ctx,
-        )
-    return Connection(
-        version=request.protocol_version,
-        session=request.session,
-        request_id=request.request_id,
-        request_state=ctx.request_state,
-        input_responses=ctx.input_responses,
-        context=ctx,
-        request_context=request,
-    )
+        return Connection.of(_NoRequest, _NoRequest, context=ctx, request_context=None)
+    return Connection.of(request, ctx, context=ctx)
 
 
 class _NoClient:
@@ -140,7 +76,14 @@ class _NoClient:
         return None
 
 
-_NO_CLIENT = _NoClient()
+class _NoRequest:
+    """Stands for the request of an in-process call: no version (legacy), nobody to ask."""
+
+    protocol_version = None
+    session = _NoClient()
+    request_id = None
+    request_state = None
+    input_responses = None
 
 
 class _Host(WrappedFunction):
@@ -176,6 +119,18 @@ class _Host(WrappedFunction):
             raise ToolError(STATE_REFUSED, log_level=logging.DEBUG) from None
 
 
+resolved = _Host.decorator(
+    """Fill `fn`'s `Annotated[T, Resolve(...)]` parameters before it runs; put under `@app.tool()`.
+
+    Resolvers and the tool may take fastmcp's `Context`. Graph errors (a cycle, a parameter
+    nothing can fill, a question schema a client cannot render) raise here, when the server
+    module is imported. Used bare (`@resolved`) or with budgets (`@resolved(max_rounds=8)`),
+    as in `mcp_resolve.mcp`; `state_ttl` is the TTL of the server's
+    `FastMCP(request_state_security=...)` (600 s unless changed there).
+    """
+)
+
+
 async def complete(target: Context | FastMCP[Any] | None, elicitation_id: str) -> None:
     """Mark a URL elicitation complete: wake calls waiting on it and tell legacy clients.
 
@@ -183,17 +138,8 @@ async def complete(target: Context | FastMCP[Any] | None, elicitation_id: str) -
     channel back) and, if `target` is a `Context` of a request on another such
     connection, that one too.
     """
-    if not isinstance(elicitation_id, str) or not elicitation_id:
-        raise TypeError(f"complete() needs a non-empty elicitation id, got {elicitation_id!r}")
-    sessions: list[tuple[Any, Any]] = []
-    for waiter in completion.mark_complete(elicitation_id):
-        if waiter.session is not None:
-            sessions.append((waiter.session, waiter.request_id))
     request = target.request_context if isinstance(target, Context) else None
-    if request is not None and not any(s is request.session for s, _ in sessions):
-        sessions.append((request.session, None))
-    for session, related in sessions:
-        await notify(session, elicitation_id, related)
+    await announce(elicitation_id, request.session if request is not None else None)
 
 
 __all__ = ["complete", "resolved"]

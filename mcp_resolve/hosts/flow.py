@@ -68,6 +68,21 @@ class Connection:
     wire_arguments: Mapping[str, Any] | None = None  # as received, for the state's binding
     request_context: Any = None  # the SDK's ServerRequestContext (who asks, from where)
 
+    @classmethod
+    def of(cls, request: Any, retry: Any, *, context: Any, **more: Any) -> Connection:
+        """From the SDK's per-request context (`protocol_version`, `session`, `request_id`),
+        what carries a retry's `request_state` and `input_responses`, and the context that
+        resolvers receive; `more` sets the other fields."""
+        return cls(
+            request.protocol_version,
+            request.session,
+            request.request_id,
+            retry.request_state,
+            retry.input_responses,
+            context,
+            **{"request_context": request, **more},
+        )
+
 
 class StateCodec(Protocol):
     """Seals the request state for hosts that do not seal it themselves."""
@@ -159,6 +174,16 @@ class ToolFlow:
             answers[question.key] = await self._ask_one(conn, question)
         return answers
 
+    def _client_failed(self, question: Question, verb: str, detail: str) -> ResolutionError:
+        """The client `verb` (did something wrong with) `question`: a tool error naming it."""
+        asked = f"resolver {question.resolver!r} for parameter {question.parameter!r}"
+        return ResolutionError(
+            f"The client {verb} {asked}{detail} (tool {self.tool!r})",
+            tool=self.tool,
+            resolver=question.resolver,
+            parameter=question.parameter,
+        )
+
     async def _ask_one(self, conn: Connection, question: Question) -> Answer:
         request = question.request
         related = conn.request_id
@@ -175,21 +200,10 @@ class ToolFlow:
                     request.message, request.url, eid, related_request_id=related
                 )
         except MCPError as exc:
-            raise ResolutionError(
-                f"The client could not answer resolver {question.resolver!r} for parameter "
-                f"{question.parameter!r}: {exc.message} (tool {self.tool!r})",
-                tool=self.tool,
-                resolver=question.resolver,
-                parameter=question.parameter,
-            ) from None
+            raise self._client_failed(question, "could not answer", f": {exc.message}") from None
         except ValidationError:  # the reply was not an elicitation result at all
-            raise ResolutionError(
-                f"The client answered resolver {question.resolver!r} for parameter "
-                f"{question.parameter!r} with something that is not an elicitation result "
-                f"(tool {self.tool!r})",
-                tool=self.tool,
-                resolver=question.resolver,
-                parameter=question.parameter,
+            raise self._client_failed(
+                question, "answered", " with something that is not an elicitation result"
             ) from None
         answer = wire.answer_from(
             result,

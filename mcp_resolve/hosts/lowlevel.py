@@ -169,16 +169,7 @@ class ResolvedTools:
             )
             return _error(f"Invalid arguments for tool {tool.name!r} (fields: {', '.join(fields)})")
         arguments = {name: getattr(validated, name) for name in type(validated).model_fields}
-        conn = Connection(
-            version=ctx.protocol_version,
-            session=ctx.session,
-            request_id=ctx.request_id,
-            request_state=params.request_state,
-            input_responses=params.input_responses,
-            context=ctx,
-            wire_arguments=params.arguments or {},
-            request_context=ctx,
-        )
+        conn = Connection.of(ctx, params, context=ctx, wire_arguments=params.arguments or {})
 
         async def body(values: dict[str, Any]) -> Any:
             call = functools.partial(tool.fn, **arguments, **values)

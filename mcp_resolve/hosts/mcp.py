@@ -15,45 +15,31 @@ is chosen per request from `ctx.protocol_version`:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.uri_template import UriTemplate
 
 from ..analysis.injected import uses_resolvers
-from ..seal import ReplayGuard
-from . import completion
-from .at_most_once import DEFAULT_STATE_TTL
-from .completion import notify
-from .flow import DEFAULT_MAX_ROUNDS, DEFAULT_MAX_STATE_BYTES, Connection
+from .completion import announce
+from .flow import Connection
 from .wrapping import WrappedFunction
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@overload
-def resolved(fn: F, /) -> F: ...
+class _Host(WrappedFunction):
+    """A resolved function on MCPServer: the SDK's `Context` gives the connection."""
+
+    context_type = Context
+    context_label = "an MCP Context"
+
+    def connection(self, ctx: Context) -> Connection:
+        # Read `request_context` once: each Context property goes through it.
+        return Connection.of(ctx.request_context, ctx, context=ctx)
 
 
-@overload
-def resolved(
-    *,
-    max_rounds: int = DEFAULT_MAX_ROUNDS,
-    max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
-    replay_guard: ReplayGuard | None = None,
-    state_ttl: float = DEFAULT_STATE_TTL,
-) -> Callable[[F], F]: ...
-
-
-def resolved(
-    fn: F | None = None,
-    /,
-    *,
-    max_rounds: int = DEFAULT_MAX_ROUNDS,
-    max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
-    replay_guard: ReplayGuard | None = None,
-    state_ttl: float = DEFAULT_STATE_TTL,
-) -> F | Callable[[F], F]:
+resolved = _Host.decorator(
     """Fill `fn`'s `Annotated[T, Resolve(...)]` parameters before it runs; put under `@tool()`.
 
     Graph errors (a cycle, a parameter nothing can fill, a question schema a client cannot
@@ -66,36 +52,7 @@ def resolved(
     with a replay guard a state older than `state_ttl` is refused too; set it to the
     server's TTL when you change that.
     """
-
-    def decorate(function: F) -> F:
-        return _Host.wrap(  # type: ignore[return-value]
-            function,
-            max_rounds=max_rounds,
-            max_state_bytes=max_state_bytes,
-            replay_guard=replay_guard,
-            state_ttl=state_ttl,
-        )
-
-    return decorate if fn is None else decorate(fn)
-
-
-class _Host(WrappedFunction):
-    """A resolved function on MCPServer: the SDK's `Context` gives the connection."""
-
-    context_type = Context
-    context_label = "an MCP Context"
-
-    def connection(self, ctx: Context) -> Connection:
-        request = ctx.request_context  # read once: each Context property goes through it
-        return Connection(
-            version=request.protocol_version,
-            session=request.session,
-            request_id=request.request_id,
-            request_state=ctx.request_state,
-            input_responses=ctx.input_responses,
-            context=ctx,
-            request_context=request,
-        )
+)
 
 
 async def complete(target: Context | MCPServer | None, elicitation_id: str) -> None:
@@ -105,16 +62,7 @@ async def complete(target: Context | MCPServer | None, elicitation_id: str) -> N
     legacy connection with a channel back) and, if `target` is a `Context` on another such
     connection, to that one as well, as the seed's `confirm_deposit` does.
     """
-    if not isinstance(elicitation_id, str) or not elicitation_id:
-        raise TypeError(f"complete() needs a non-empty elicitation id, got {elicitation_id!r}")
-    sessions: list[tuple[Any, Any]] = []
-    for waiter in completion.mark_complete(elicitation_id):
-        if waiter.session is not None:
-            sessions.append((waiter.session, waiter.request_id))
-    if isinstance(target, Context) and not any(s is target.session for s, _ in sessions):
-        sessions.append((target.session, None))
-    for session, related in sessions:
-        await notify(session, elicitation_id, related)
+    await announce(elicitation_id, target.session if isinstance(target, Context) else None)
 
 
 class ResolvingMCPServer(MCPServer):

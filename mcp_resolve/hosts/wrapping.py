@@ -13,16 +13,37 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any, Union, get_type_hints
+from typing import Any, Protocol, TypeVar, Union, get_type_hints, overload
 
 import anyio.to_thread
 import mcp_types as types
 
 from ..analysis.report import Analysed, active, check, stand_in
 from ..engine.graph import ResolverGraph
-from .flow import Connection, ToolFlow
+from ..seal import ReplayGuard
+from .at_most_once import DEFAULT_STATE_TTL
+from .flow import DEFAULT_MAX_ROUNDS, DEFAULT_MAX_STATE_BYTES, Connection, ToolFlow
 
 CONTEXT_PARAMETER = "mcp_resolve_ctx"  # frameworks refuse parameter names starting with "_"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Decorator(Protocol):
+    """A host's `resolved`: used bare (`@resolved`) or with its settings (`@resolved(...)`)."""
+
+    @overload
+    def __call__(self, fn: F, /) -> F: ...
+
+    @overload
+    def __call__(
+        self,
+        *,
+        max_rounds: int = DEFAULT_MAX_ROUNDS,
+        max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
+        replay_guard: ReplayGuard | None = None,
+        state_ttl: float = DEFAULT_STATE_TTL,
+    ) -> Callable[[F], F]: ...
 
 
 class WrappedFunction:
@@ -60,6 +81,35 @@ class WrappedFunction:
         if collected is not None:
             collected.add(Analysed(function, report, wrapper))
         return wrapper
+
+    @classmethod
+    def decorator(cls, doc: str) -> Decorator:
+        """This host's `resolved`, documented with `doc` and named as its module's own."""
+
+        def resolved(
+            fn: Callable[..., Any] | None = None,
+            /,
+            *,
+            max_rounds: int = DEFAULT_MAX_ROUNDS,
+            max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
+            replay_guard: ReplayGuard | None = None,
+            state_ttl: float = DEFAULT_STATE_TTL,
+        ) -> Any:
+            def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+                return cls.wrap(
+                    function,
+                    max_rounds=max_rounds,
+                    max_state_bytes=max_state_bytes,
+                    replay_guard=replay_guard,
+                    state_ttl=state_ttl,
+                )
+
+            return decorate if fn is None else decorate(fn)
+
+        resolved.__doc__ = doc
+        resolved.__module__ = cls.__module__
+        resolved.__qualname__ = "resolved"
+        return resolved
 
     def __init__(self, fn: Callable[..., Any], graph: ResolverGraph, flow: ToolFlow) -> None:
         self.fn = fn

@@ -14,10 +14,11 @@ import json
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar, overload
+from typing import Any, Generic, Literal, TypedDict, TypeVar, overload
 
 import anyio.to_thread
 from pydantic import BaseModel
+from typing_extensions import Unpack
 
 from ..analysis.nodes import callable_name, identity
 from ..engine.graph import ResolverGraph
@@ -136,31 +137,29 @@ class UnansweredQuestion(LookupError):
         self.tool = tool
 
 
+class CallOptions(TypedDict, total=False):
+    """The keyword arguments of `call()` (see there)."""
+
+    answers: Answers | None
+    context: Any
+    mode: Mode
+    max_rounds: int
+    trace: bool
+    context_types: tuple[type, ...]
+
+
+Arguments = Mapping[str, Any] | None
+
+
 @overload
 async def call(
     tool: Callable[..., Coroutine[Any, Any, R]],
-    arguments: Mapping[str, Any] | None = None,
-    *,
-    answers: Answers | None = None,
-    context: Any = None,
-    mode: Mode = "rounds",
-    max_rounds: int = DEFAULT_MAX_ROUNDS,
-    trace: bool = False,
-    context_types: tuple[type, ...] = (),
+    arguments: Arguments = None,
+    **o: Unpack[CallOptions],
 ) -> CallResult[R]: ...
-
-
 @overload
 async def call(
-    tool: Callable[..., R],
-    arguments: Mapping[str, Any] | None = None,
-    *,
-    answers: Answers | None = None,
-    context: Any = None,
-    mode: Mode = "rounds",
-    max_rounds: int = DEFAULT_MAX_ROUNDS,
-    trace: bool = False,
-    context_types: tuple[type, ...] = (),
+    tool: Callable[..., R], arguments: Arguments = None, **o: Unpack[CallOptions]
 ) -> CallResult[R]: ...
 
 

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from typing_extensions import Unpack
 
 from ..analysis.graph import Graph
 
@@ -38,17 +40,21 @@ MODERN_VERSION = "2026-07-28"
 _ENVELOPE = "io.modelcontextprotocol/"  # prefix of the 2026-07-28 `_meta` envelope keys
 
 
+class RequestOptions(TypedDict, total=False):
+    """What the request carries: the keyword arguments of `context()` and `request_context()`."""
+
+    headers: Mapping[str, str] | None
+    meta: Mapping[str, Any] | None
+    access_token: AccessToken | None
+    client_capabilities: ClientCapabilities | Mapping[str, Any] | None
+    client_info: Implementation | Mapping[str, Any] | None
+    protocol_version: str
+    lifespan_context: Any
+    request_id: int | str
+
+
 def context(
-    *,
-    headers: Mapping[str, str] | None = None,
-    meta: Mapping[str, Any] | None = None,
-    access_token: AccessToken | None = None,
-    client_capabilities: ClientCapabilities | Mapping[str, Any] | None = None,
-    client_info: Implementation | Mapping[str, Any] | None = None,
-    protocol_version: str = LEGACY_VERSION,
-    lifespan_context: Any = None,
-    request_id: int | str = 1,
-    server: MCPServer | None = None,
+    *, server: MCPServer | None = None, **request: Unpack[RequestOptions]
 ) -> Context[Any, Any]:
     """The `MCPServer` `Context` a `@resolved` tool's resolvers receive, for `call(context=...)`.
 
@@ -57,72 +63,61 @@ def context(
     `access_token` signs a user in: `get_access_token()` returns it while `call()` runs,
     as behind the SDK's auth middleware (it implies an HTTP request). The client declares
     `client_capabilities` (by default form and URL elicitation, since `call()` answers
-    both) and `client_info`. `protocol_version` is the negotiated version; on 2026-07-28
-    the `_meta` also carries the envelope a client sends. `server` is `ctx.mcp_server`.
+    both) and `client_info`. `protocol_version` is the negotiated version (2025-11-25 by
+    default); on 2026-07-28 the `_meta` also carries the envelope a client sends.
+    `lifespan_context` and `request_id` are the request context's; `server` is
+    `ctx.mcp_server`.
     """
     from mcp.server.mcpserver import Context
 
-    request = request_context(
-        headers=headers,
-        meta=meta,
-        access_token=access_token,
-        client_capabilities=client_capabilities,
-        client_info=client_info,
-        protocol_version=protocol_version,
-        lifespan_context=lifespan_context,
-        request_id=request_id,
+    built: Context[Any, Any] = Context(
+        request_context=request_context(**request), mcp_server=server
     )
-    built: Context[Any, Any] = Context(request_context=request, mcp_server=server)
     return built
 
 
 def request_context(
-    *,
-    headers: Mapping[str, str] | None = None,
-    meta: Mapping[str, Any] | None = None,
-    access_token: AccessToken | None = None,
-    client_capabilities: ClientCapabilities | Mapping[str, Any] | None = None,
-    client_info: Implementation | Mapping[str, Any] | None = None,
-    protocol_version: str = LEGACY_VERSION,
-    lifespan_context: Any = None,
-    request_id: int | str = 1,
-    method: str = "tools/call",
+    *, method: str = "tools/call", **request: Unpack[RequestOptions]
 ) -> ServerRequestContext[Any, Any]:
     """The low-level `ServerRequestContext` (what `ResolvedTools` resolvers receive).
 
-    The arguments are those of `context()`; `method` is the request's method.
+    The keyword arguments are those of `context()`; `method` is the request's method.
     """
     import mcp_types as types
     from mcp.server.connection import Connection
     from mcp.server.context import ServerRequestContext
     from mcp.server.session import ServerSession
 
-    if client_capabilities is None:
-        client_capabilities = types.ClientCapabilities(
-            elicitation=types.ElicitationCapability(
-                form=types.FormElicitationCapability(), url=types.UrlElicitationCapability()
-            )
-        )
-    capabilities = types.ClientCapabilities.model_validate(client_capabilities)
-    info = types.Implementation.model_validate(
-        client_info if client_info is not None else {"name": "mcp_resolve.testing", "version": "0"}
+    version = request.get("protocol_version", LEGACY_VERSION)
+    request_id = request.get("request_id", 1)
+    headers = request.get("headers")
+    declared = request.get("client_capabilities")
+    capabilities = types.ClientCapabilities.model_validate(
+        _ASKS_BOTH if declared is None else declared
     )
-    request_meta = dict(meta or {})
-    if protocol_version == MODERN_VERSION:
-        request_meta.update(_envelope(protocol_version, info, capabilities))
-    connection = Connection.from_envelope(protocol_version, info, capabilities)
-    channel = _Channel(request_id, headers)
-    session = ServerSession(channel, connection, request_meta=request_meta or None)  # type: ignore[arg-type]
+    named = request.get("client_info")
+    info = types.Implementation.model_validate(_CLIENT if named is None else named)
+    meta = dict(request.get("meta") or {})
+    if version == MODERN_VERSION:
+        meta.update(_envelope(version, info, capabilities))
+    connection = Connection.from_envelope(version, info, capabilities)
+    session = ServerSession(_Channel(request_id, headers), connection, request_meta=meta or None)  # type: ignore[arg-type]
+    lifespan = request.get("lifespan_context")
     return ServerRequestContext(
         session=session,
-        lifespan_context={} if lifespan_context is None else lifespan_context,
-        protocol_version=protocol_version,
+        lifespan_context={} if lifespan is None else lifespan,
+        protocol_version=version,
         method=method,
-        params={"_meta": request_meta} if request_meta else None,
+        params={"_meta": meta} if meta else None,
         request_id=request_id,
-        meta=request_meta or None,  # type: ignore[arg-type]
-        request=_http_request(headers, access_token),
+        meta=meta or None,  # type: ignore[arg-type]
+        request=_http_request(headers, request.get("access_token")),
     )
+
+
+# The client that `call()` stands for: it answers form and URL questions.
+_ASKS_BOTH: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}}
+_CLIENT: dict[str, Any] = {"name": "mcp_resolve.testing", "version": "0"}
 
 
 def _envelope(version: str, info: Any, capabilities: Any) -> dict[str, Any]:

@@ -10,6 +10,7 @@ whether it returned a question.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import itertools
 import threading
@@ -216,45 +217,26 @@ def traced_graph(graph: ResolverGraph, trace: Trace) -> ResolverGraph:
         twin.dependents = list(node.dependents)
         twin.fn = _recorder(node, trace)
         nodes.append(twin)
-    return ResolverGraph(
-        tool=graph.tool,
-        function=graph.function,
-        nodes=tuple(nodes),
-        targets=graph.targets,
-        model_parameters=graph.model_parameters,
-        context_parameters=graph.context_parameters,
-        context_types=graph.context_types,
-    )
+    # No fast-depends resolvers: their provider overrides are applied already, and
+    # applying them again would analyse the function afresh, without the recorders.
+    return graph.with_nodes(tuple(nodes), depends=frozenset())
 
 
 def _recorder(node: Node, trace: Trace) -> Callable[..., Any]:
     """A callable of the same kind as `node.fn` that records around it."""
     fn = node.fn
-    record = trace._record
     if node.kind == ASYNC:
 
         async def traced_coroutine(**kwargs: Any) -> Any:
-            record("start", node)
-            try:
-                result = await fn(**kwargs)
-            except BaseException:
-                record("end", node, "raised")
-                raise
-            record("end", node, _outcome(result))
-            return result
+            with _setup(trace, node) as done:
+                return done(await fn(**kwargs))
 
         return traced_coroutine
     if node.kind == SYNC:
 
         def traced_function(**kwargs: Any) -> Any:
-            record("start", node)
-            try:
-                result = fn(**kwargs)
-            except BaseException:
-                record("end", node, "raised")
-                raise
-            record("end", node, _outcome(result))
-            return result
+            with _setup(trace, node) as done:
+                return done(fn(**kwargs))
 
         return traced_function
     if node.kind == ASYNC_GEN:
@@ -262,71 +244,76 @@ def _recorder(node: Node, trace: Trace) -> Callable[..., Any]:
     return lambda **kwargs: _TracedGenerator(fn(**kwargs), node, trace)
 
 
-class _TracedAsyncGenerator:
-    """Stands in for an async generator resolver: records its setup, forwards the rest."""
+@contextlib.contextmanager
+def _setup(trace: Trace, node: Node) -> Iterator[Callable[[Any], Any]]:
+    """Record a resolver's setup: its start, then its end, raised or with the value given
+    to the function the block receives (which hands the value back)."""
+    trace._record("start", node)
+    ended: list[Any] = []
 
-    def __init__(self, agen: Any, node: Node, trace: Trace) -> None:
-        self._agen = agen
+    def done(value: Any) -> Any:
+        ended.append(value)
+        return value
+
+    try:
+        yield done
+    except BaseException:
+        trace._record("end", node, "raised")
+        raise
+    trace._record("end", node, _outcome(ended[0]) if ended else "value")
+
+
+class _TracedSteps:
+    """Stands in for a generator resolver: records its setup, forwards the rest."""
+
+    def __init__(self, steps: Any, node: Node, trace: Trace) -> None:
+        self._steps = steps
         self._node = node
         self._trace = trace
         self._started = False
 
+    def _first(self) -> bool:
+        """Whether the step about to run is the setup (the first); a later one is cleanup."""
+        if self._started:
+            self._trace._record("cleanup", self._node)
+            return False
+        self._started = True
+        return True
+
+    def _cleanup(self) -> Any:
+        self._trace._record("cleanup", self._node)
+        return self._steps
+
+
+class _TracedAsyncGenerator(_TracedSteps):
     def __aiter__(self) -> _TracedAsyncGenerator:
         return self
 
     async def __anext__(self) -> Any:
-        if self._started:
-            self._trace._record("cleanup", self._node)
-            return await self._agen.__anext__()
-        self._started = True
-        self._trace._record("start", self._node)
-        try:
-            value = await self._agen.__anext__()
-        except BaseException:
-            self._trace._record("end", self._node, "raised")
-            raise
-        self._trace._record("end", self._node, _outcome(value))
-        return value
+        if not self._first():
+            return await self._steps.__anext__()
+        with _setup(self._trace, self._node) as done:
+            return done(await self._steps.__anext__())
 
     async def athrow(self, error: BaseException) -> Any:
-        self._trace._record("cleanup", self._node)
-        return await self._agen.athrow(error)
+        return await self._cleanup().athrow(error)
 
     async def aclose(self) -> None:
-        self._trace._record("cleanup", self._node)
-        await self._agen.aclose()
+        await self._cleanup().aclose()
 
 
-class _TracedGenerator:
-    """Stands in for a sync generator resolver: records its setup, forwards the rest."""
-
-    def __init__(self, gen: Any, node: Node, trace: Trace) -> None:
-        self._gen = gen
-        self._node = node
-        self._trace = trace
-        self._started = False
-
+class _TracedGenerator(_TracedSteps):
     def __iter__(self) -> _TracedGenerator:
         return self
 
     def __next__(self) -> Any:
-        if self._started:
-            self._trace._record("cleanup", self._node)
-            return next(self._gen)
-        self._started = True
-        self._trace._record("start", self._node)
-        try:
-            value = next(self._gen)
-        except BaseException:
-            self._trace._record("end", self._node, "raised")
-            raise
-        self._trace._record("end", self._node, _outcome(value))
-        return value
+        if not self._first():
+            return next(self._steps)
+        with _setup(self._trace, self._node) as done:
+            return done(next(self._steps))
 
     def throw(self, error: BaseException) -> Any:
-        self._trace._record("cleanup", self._node)
-        return self._gen.throw(error)
+        return self._cleanup().throw(error)
 
     def close(self) -> None:
-        self._trace._record("cleanup", self._node)
-        self._gen.close()
+        self._cleanup().close()

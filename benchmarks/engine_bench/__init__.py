@@ -1,0 +1,1 @@
+"""The parts of `benchmarks/engine.py`: timing, the workloads, the scenarios, the report."""
