@@ -115,25 +115,28 @@ def _parser() -> argparse.ArgumentParser:
         "ResolvedTools).",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    graph = commands.add_parser(
-        "graph",
-        help="draw the resolver graph of a tool, or of everything a server serves",
-        description="Draw the resolver graph of a tool, or of every tool, prompt and resource "
-        "template of a server.",
-    )
-    graph.add_argument("targets", nargs="+", metavar="TARGET")
-    graph.add_argument(
-        "--mermaid", action="store_true", help="print a mermaid `graph TD` block for docs"
-    )
-    graph.set_defaults(run=command_graph)
-    check = commands.add_parser(
-        "check",
-        help="build every graph and report every problem (exit status 1 if any)",
-        description="Build the graph of every tool, prompt and resource template and report "
-        "every problem, with the resolver, the parameter and the fix. Exit status 1 if any.",
-    )
-    check.add_argument("targets", nargs="+", metavar="TARGET")
-    check.set_defaults(run=command_check)
+    on_targets = {
+        "graph": (
+            command_graph,
+            "draw the resolver graph of a tool, or of everything a server serves",
+            "Draw the resolver graph of a tool, or of every tool, prompt and resource "
+            "template of a server.",
+        ),
+        "check": (
+            command_check,
+            "build every graph and report every problem (exit status 1 if any)",
+            "Build the graph of every tool, prompt and resource template and report every "
+            "problem, with the resolver, the parameter and the fix. Exit status 1 if any.",
+        ),
+    }
+    for name, (run, summary, description) in on_targets.items():
+        command = commands.add_parser(name, help=summary, description=description)
+        command.add_argument("targets", nargs="+", metavar="TARGET")
+        command.set_defaults(run=run)
+        if name == "graph":
+            command.add_argument(
+                "--mermaid", action="store_true", help="print a mermaid `graph TD` block for docs"
+            )
     commands.add_parser(
         "demo",
         help="the README's demo (options: see `mcp-resolve demo --help`)",
