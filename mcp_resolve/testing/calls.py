@@ -13,7 +13,7 @@ import inspect
 import json
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any, Generic, Literal, TypedDict, TypeVar, overload
 
 import anyio.to_thread
@@ -242,25 +242,21 @@ def _graph_of(tool: Callable[..., Any], context_types: tuple[type, ...]) -> Reso
     return graph
 
 
+@dataclass
 class _Driver:
     """One `call()`: the rounds, the scripted user, and what was asked."""
 
-    def __init__(
-        self,
-        graph: ResolverGraph,
-        answers: Answers | None,
-        context: Any,
-        max_rounds: int,
-        trace: Trace | None,
-    ) -> None:
-        self.graph = graph
-        self.context = context
-        self.max_rounds = max_rounds
-        self.trace = trace
-        self.questions: list[AskedQuestion] = []
-        self.round = 1
-        self.handler: AskedQuestionHandler | None = None
-        self.table: dict[str, AnswerLike] = {}
+    graph: ResolverGraph
+    answers: InitVar[Answers | None]
+    context: Any
+    max_rounds: int
+    trace: Trace | None
+    questions: list[AskedQuestion] = field(default_factory=list)
+    round: int = 1
+    handler: AskedQuestionHandler | None = None
+    table: dict[str, AnswerLike] = field(default_factory=dict)
+
+    def __post_init__(self, answers: Answers | None) -> None:
         if answers is None or isinstance(answers, Mapping):
             self.table = self._by_key(answers or {})
         elif callable(answers):
