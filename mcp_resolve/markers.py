@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
 from .errors import COLLECTING, InvalidSignature
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+Scope = Literal["call", "app"]
+"""How long a resolver's value lives: one call (the default), or the server's lifespan."""
 
 
 class Resolve:
@@ -19,21 +21,51 @@ class Resolve:
     from the resolver's module and qualified name, which is stable across processes but
     changes when the function is renamed or moved; set it when questions must survive a
     deploy that renames resolvers while 2026-07-28 rounds are in flight.
+
+    `scope="app"` makes `fn` application-scoped: it runs once per server lifespan and its
+    value is shared by every call (a connection pool, an HTTP client, a loaded model); a
+    generator's code after `yield` runs when the server shuts down. It may depend only on
+    other app-scoped resolvers, never on anything of one call. It is built on first use,
+    or when the server starts with `eager=True`.
     """
 
-    __slots__ = ("fn", "key")
+    __slots__ = ("eager", "fn", "key", "scope")
 
-    def __init__(self, fn: Callable[..., Any], /, *, key: str | None = None) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        /,
+        *,
+        key: str | None = None,
+        scope: Scope = "call",
+        eager: bool = False,
+    ) -> None:
         if not callable(fn):
             raise TypeError(f"Resolve() takes a callable resolver, got {fn!r}")
         if key is not None and (not isinstance(key, str) or not key):
             raise TypeError(f"Resolve(key=...) must be a non-empty string, got {key!r}")
+        if scope not in ("call", "app"):
+            raise TypeError(f'Resolve(scope=...) must be "call" or "app", got {scope!r}')
+        if not isinstance(eager, bool):
+            raise TypeError(f"Resolve(eager=...) must be True or False, got {eager!r}")
+        if eager and scope != "app":
+            raise TypeError(
+                "Resolve(eager=True) builds a value when the server starts, which only an "
+                'app-scoped resolver has: add scope="app"'
+            )
         self.fn = fn
         self.key = key
+        self.scope: Scope = scope
+        self.eager = eager
 
     def __repr__(self) -> str:
         name = getattr(self.fn, "__qualname__", type(self.fn).__qualname__)
-        return f"Resolve({name})" if self.key is None else f"Resolve({name}, key={self.key!r})"
+        options = "" if self.key is None else f", key={self.key!r}"
+        if self.scope != "call":
+            options += f", scope={self.scope!r}"
+        if self.eager:
+            options += ", eager=True"
+        return f"Resolve({name}{options})"
 
     def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
         """Refuse to become an input the client fills.

@@ -33,6 +33,7 @@ from .nodes import (
 from .ordering import assign_keys, number
 from .overrides import Substitutions
 from .parameters import ParameterReader, Stop
+from .scopes import check_scopes, scope_conflict, settle_app_nodes
 
 _EMPTY = inspect.Parameter.empty
 
@@ -184,6 +185,8 @@ class _Builder(ParameterReader):
                 return None
         existing = self.nodes.get(node_id)
         if existing is not None:
+            scope_conflict(existing, marker.scope == "app", self.problem)
+            existing.eager = existing.eager or marker.eager
             if marker.key is not None and existing.explicit_key not in (None, marker.key):
                 self.problem(
                     f"is given two keys, {existing.explicit_key!r} and {marker.key!r}",
@@ -204,6 +207,8 @@ class _Builder(ParameterReader):
         )
         node = Node(fn=fn, name=name, kind=callable_kind(fn), parameter=where)
         node.explicit_key = marker.key
+        node.app = marker.scope == "app"
+        node.eager = marker.eager
         self.bases[node_id] = base
         if fn is not marker.fn:
             self.key_sources[id(node)] = marker.fn
@@ -319,4 +324,6 @@ class _Builder(ParameterReader):
                 f"resolvers {first!r} and {second!r} share the question key {key!r}",
                 fix="give each resolver its own key",
             )
+        check_scopes(ordered, self.problem)
+        settle_app_nodes(ordered)
         return tuple(node.freeze() for node in ordered)

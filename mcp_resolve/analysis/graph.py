@@ -112,6 +112,11 @@ class Graph:
         """Nodes that may ask, by question key (those whose return annotation names one)."""
         return {n.key: n for n in self.nodes if n.asks is not None}
 
+    @property
+    def app_scoped(self) -> tuple[Node, ...]:
+        """The app-scoped resolvers (a call of this graph needs the server's scope)."""
+        return tuple(node for node in self.nodes if node.app)
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.tool!r}: {len(self.nodes)} resolver(s)>"
 

@@ -28,15 +28,24 @@ class Node:
     engine has learned about the resolver (whether it really waits), which the plan reads
     so that later calls run resolvers that never wait inline and start tasks only for the
     ones that do.
+
+    An app-scoped resolver (`app`) is not run by a call: the call looks its value up in
+    the server's application scope under `app_key`, which the scope builds on first use.
+    `kind` still says what the function is (the scope runs it); `is_async` is True and
+    `suspends` False because that is how a call treats it: awaited, never a thread hop,
+    never worth a task once built.
     """
 
     __slots__ = (
+        "app",
+        "app_key",
         "argument_params",
         "asks",
         "context_params",
         "dep_params",
         "dependents",
         "deps",
+        "eager",
         "explicit_key",
         "fn",
         "has_params",
@@ -62,6 +71,9 @@ class Node:
         self.is_async = kind in (ASYNC, ASYNC_GEN)
         self.parameter = parameter
         self.explicit_key: str | None = None
+        self.app = False
+        self.eager = False
+        self.app_key: object = None
         self.key = ""
         self.asks: Literal["form", "url"] | None = None
         self.schema: type[BaseModel] | None = None

@@ -17,6 +17,7 @@ from ..analysis.graph import Graph
 from ..analysis.nodes import identity
 from ..analysis.overrides import overrides
 from ..plan.plan import Plan
+from .app_scope import AppScope
 from .resolution import Resolution
 from .results import Resolved
 
@@ -32,17 +33,21 @@ class ResolverGraph(Graph):
         self._seen_version = -1 if overrides.active else overrides.version
         self._planned: tuple[tuple[int, tuple[tuple[int, int], ...]], ResolverGraph] | None = None
 
-    def start(self, arguments: Mapping[str, Any], context: Any = None) -> Resolution:
+    def start(
+        self, arguments: Mapping[str, Any], context: Any = None, *, app: AppScope | None = None
+    ) -> Resolution:
         """Begin resolving one call; use the result as an async context manager.
 
         `arguments` are the tool's validated arguments by parameter name; values under a
         resolved parameter's name are ignored. `context` is injected into every resolver
-        parameter annotated with one of the graph's context types.
+        parameter annotated with one of the graph's context types. `app` is the scope that
+        keeps app-scoped values (the server's, given by hosts); a graph with app-scoped
+        resolvers needs one.
         """
         if overrides.version != self._seen_version or (self.depends and provider_active()):
             graph = self.effective()
-            return Resolution(graph, graph.plan, arguments, context)
-        return Resolution(self, self.plan, arguments, context)
+            return Resolution(graph, graph.plan, arguments, context, app)
+        return Resolution(self, self.plan, arguments, context, app)
 
     def effective(self) -> ResolverGraph:
         """The graph a call runs now: this one, or, while overrides replace any of its

@@ -23,7 +23,6 @@ import anyio.to_thread
 
 from ..analysis.edges import EdgeRefusal
 from ..analysis.graph import Graph
-from ..analysis.injected import lookalike_fix, sdk_lookalike
 from ..analysis.nodes import ASYNC, Node, Target
 from ..errors import ResolutionError
 from ..markers import Elicit, ElicitURL
@@ -31,8 +30,11 @@ from ..outcomes import OUTCOME_TYPES, Outcome
 from ..plan.compiler import BLOCKED, PENDING
 from ..plan.plan import Plan
 from .answers import accepts, check_undeclared, outcome_of
+from .app_scope import NO_VALUES as _NO_VALUES
+from .app_scope import AppScope, app_step, app_value
 from .cleanup import ExitStack
 from .questions import Answer, Question
+from .refusal import refused
 from .results import Resolved, Suspended
 from .scheduler import Scheduler
 from .stepping import DONE, forward, resume
@@ -62,6 +64,8 @@ class Resolution:
 
     __slots__ = (
         "_answers",
+        "_app",
+        "_app_values",
         "_args",
         "_context",
         "_current",
@@ -76,13 +80,20 @@ class Resolution:
     )
 
     def __init__(
-        self, graph: Graph, plan: Plan, arguments: Mapping[str, Any], context: Any
+        self,
+        graph: Graph,
+        plan: Plan,
+        arguments: Mapping[str, Any],
+        context: Any,
+        app: AppScope | None = None,
     ) -> None:
         self._graph = graph
         self._plan = plan
         defaults = graph.argument_defaults
         self._args = {**defaults, **arguments} if defaults else arguments
         self._context = context
+        self._app = app
+        self._app_values = _NO_VALUES if app is None else app.values
         self._values: list[Any] = [_PENDING] * len(graph.nodes)
         self._answers: dict[str, Answer | Outcome] | None = None
         self._exits: ExitStack | None = None
@@ -129,6 +140,8 @@ class Resolution:
         Whether it waited is learned here, for the next calls' plans. Arguments are built
         before the resolver starts, so a refused argument never blames the resolver.
         """
+        if node.app:
+            return app_step(self, node)
         kwargs = self._kwargs(node)
         try:
             step: Any = node.fn(**kwargs)
@@ -154,6 +167,10 @@ class Resolution:
         except BaseException:
             self._fail(node)
             raise
+
+    async def _app_value(self, node: Node) -> Any:
+        """An app-scoped value not built yet (the walk looked it up and missed)."""
+        return await app_value(self, self._app, node)
 
     def _learned(self, node: Node) -> None:
         """An inline resolver finished without waiting: plan it inline from now on."""
@@ -259,23 +276,8 @@ class Resolution:
         try:
             return convert(value)
         except EdgeRefusal as refusal:
-            raise self._refused(self._graph.nodes[dep], parameter, refusal, value) from None
-
-    def _refused(
-        self, node: Node, parameter: str, refusal: EdgeRefusal, value: Any
-    ) -> ResolutionError:
-        lookalike = sdk_lookalike(value)
-        if lookalike is not None:  # the MCP SDK's marker, imported by mistake
-            refusal = EdgeRefusal(
-                f"the resolver returned the MCP SDK's {lookalike}, which mcp_resolve does not "
-                f"ask; {lookalike_fix(lookalike)}"
-            )
-        where = f"tool {self._graph.tool!r}, resolver {node.name!r}"
-        return self._error(
-            node,
-            parameter,
-            f"Resolver for parameter {parameter!r} could not resolve: {refusal} ({where})",
-        )
+            node = self._graph.nodes[dep]
+            raise refused(self._graph.tool, node, parameter, refusal, value) from None
 
     def _settle(self, node: Node, result: Any) -> None:
         kind = type(result)
@@ -353,7 +355,7 @@ class Resolution:
             return target.convert(value)
         except EdgeRefusal as refusal:
             node = self._graph.nodes[target.node]
-            raise self._refused(node, target.parameter, refusal, value) from None
+            raise refused(self._graph.tool, node, target.parameter, refusal, value) from None
 
     # -- threads and tasks -----------------------------------------------------------------
 

@@ -61,9 +61,18 @@ def compile_walk(graph: Graph, concurrent: list[bool]) -> Walk:
         "    args = res._args",
         "    ctx = res._context",
     ]
+    # App-scoped values the call itself uses; those only other app-scoped resolvers use
+    # are the scope's business (it builds them with what needs them).
+    looked_up = {t.node for t in graph.targets}
+    looked_up.update(d for n in graph.nodes if not n.app for d in n.deps)
+    if any(node.app for node in graph.nodes):
+        lines.append("    appv = res._app_values")
     for depth, level in enumerate(graph.levels):
         nodes = [graph.nodes[i] for i in level]
-        waiting = [n for n in nodes if n.is_async]
+        for node in nodes:
+            if node.app and node.index in looked_up:
+                lines.extend(_app_node(node, namespace))
+        waiting = [n for n in nodes if n.is_async and not n.app]
         sync = [n for n in nodes if not n.is_async]
         if len(waiting) + (1 if sync else 0) >= 2:
             lines.append(f"    if _CONCURRENT[{depth}]:")
@@ -104,9 +113,29 @@ def concurrent_levels(graph: Graph) -> list[bool]:
 
 def concurrent_level(graph: Graph, level: tuple[int, ...]) -> bool:
     nodes = [graph.nodes[i] for i in level]
-    maybe = sum(1 for n in nodes if n.is_async and n.suspends is not False)
+    maybe = sum(1 for n in nodes if n.is_async and not n.app and n.suspends is not False)
     sync = any(not n.is_async for n in nodes)
     return maybe + (1 if sync else 0) >= 2
+
+
+def _app_node(node: Node, namespace: dict[str, Any]) -> list[str]:
+    """An app-scoped value: a lookup in the server's scope, which builds it when missing.
+
+    Once built it costs a dictionary lookup, less than calling a resolver that returns a
+    constant. A build that waits is not learned from (it happens once per lifespan), so
+    the walk's current resolver is cleared for the driver first.
+    """
+    i = node.index
+    namespace[f"N{i}"] = node
+    namespace[f"K{i}"] = node.app_key
+    return [
+        f"    if values[{i}] is _PENDING:",
+        f"        v = appv.get(K{i}, _PENDING)",
+        "        if v is _PENDING:",
+        "            res._current = None",
+        f"            v = await res._app_value(N{i})",
+        f"        values[{i}] = v",
+    ]
 
 
 def _async_node(node: Node, namespace: dict[str, Any]) -> list[str]:

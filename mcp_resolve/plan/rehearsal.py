@@ -32,10 +32,11 @@ def _sync_stub(**_: Any) -> Any:
 class _StandIn:
     """The attributes and methods a generated walk and finish use, doing nothing."""
 
-    __slots__ = ("_args", "_context", "_current", "_result", "_stuck", "_values")
+    __slots__ = ("_app_values", "_args", "_context", "_current", "_result", "_stuck", "_values")
 
     def __init__(self, graph: Graph) -> None:
         self._values = [PENDING] * len(graph.nodes)
+        self._app_values = {n.app_key: REHEARSED for n in graph.nodes if n.app}
         self._args = {a: None for n in graph.nodes for _, a in n.argument_params}
         self._context: Any = None
         self._stuck = 0
@@ -65,6 +66,9 @@ class _StandIn:
 
     def _suspend(self) -> None:
         return None
+
+    async def _app_value(self, node: Node) -> Any:
+        return REHEARSED
 
     async def _first(self, node: Node, started: Any) -> Any:
         return REHEARSED

@@ -1,0 +1,245 @@
+"""The application scope: values of app-scoped resolvers, built once and shared by every call.
+
+One scope lives as long as one server lifespan (a host opens it when the lifespan starts
+and closes it when it ends); `async with AppScope() as app:` does the same by hand, for a
+test or an engine used without a host. A value is built on first use (or at start, for
+`eager=True` resolvers), by the call that needs it first, in that call's task: calls that
+need it meanwhile wait for that one build (an anyio event per value, so on asyncio and on
+trio alike). A build that fails is reported to every call that waited for it, and the next
+call tries again; a build abandoned because its call was cancelled is taken over by a
+waiting call. Generator resolvers are resumed after their `yield` when the scope closes,
+last built first.
+
+Such a generator is set up in one task and cleaned up in another (the lifespan's), so it
+must not hold a cancel scope or a task group open across its `yield`.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol
+
+import anyio
+import anyio.to_thread
+
+from ..analysis.edges import EdgeRefusal
+from ..analysis.graph import Graph
+from ..analysis.nodes import ASYNC, ASYNC_GEN, SYNC, Node
+from ..errors import ResolutionError
+from ..markers import Elicit, ElicitURL
+from ..plan.compiler import PENDING
+from .cleanup import ExitStack
+from .refusal import refused
+from .threads import call
+
+Fail = Callable[[Node], None]
+NO_VALUES: Mapping[object, Any] = types.MappingProxyType({})
+"""What a call without an application scope looks app-scoped values up in: nothing."""
+
+
+class _Build:
+    """One value being built: waiters wait on `done`, then read `error` (None: built, or
+    abandoned by a cancelled call, in which case one of them builds it)."""
+
+    __slots__ = ("done", "error")
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.error: BaseException | None = None
+
+
+class AppScope:
+    """The values of app-scoped resolvers for one server lifespan.
+
+    Hosts open one per lifespan; see `mcp_resolve.mcp.ResolvingMCPServer`,
+    `ResolvedTools.lifespan` and `mcp_resolve.fastmcp.app_scope`. Give it to
+    `graph.start(arguments, context, app=scope)` to run a graph by hand.
+    """
+
+    __slots__ = ("_building", "_closed", "_exits", "values")
+
+    def __init__(self) -> None:
+        self.values: dict[object, Any] = {}  # app_key -> value; read by every call's walk
+        self._building: dict[object, _Build] = {}
+        self._exits = ExitStack()
+        self._closed = False
+
+    async def __aenter__(self) -> AppScope:
+        return self
+
+    async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        await self.aclose()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def aclose(self) -> None:
+        """Run generator cleanups, last built first; the scope builds nothing afterwards."""
+        self._closed = True
+        self.values.clear()
+        await self._exits.close(None)
+
+    async def start(self, graphs: Iterable[Graph]) -> None:
+        """Build the `eager=True` values of these graphs now (a failure stops the start)."""
+        for graph in graphs:
+            for node in graph.nodes:
+                if node.app and node.eager:
+                    await self.value(graph, node)
+
+    async def value(self, graph: Graph, node: Node, fail: Fail | None = None) -> Any:
+        """The value of app-scoped `node`, built now if no call built it yet.
+
+        `fail` is told which resolver raised (the deepest one, first), so that the call's
+        error names it.
+        """
+        key = node.app_key
+        values = self.values
+        while True:
+            if key in values:
+                return values[key]
+            if self._closed:
+                raise ResolutionError(
+                    f"Resolver {node.name!r} for parameter {node.parameter!r} is app-scoped "
+                    f"and the server is shutting down (tool {graph.tool!r})",
+                    tool=graph.tool,
+                    resolver=node.name,
+                    parameter=node.parameter,
+                )
+            build = self._building.get(key)
+            if build is None:
+                break
+            await build.done.wait()
+            if build.error is not None:
+                raise ResolutionError(
+                    f"Resolver {node.name!r} for parameter {node.parameter!r} failed while "
+                    f"building the value every call shares; the next call tries again "
+                    f"(tool {graph.tool!r})",
+                    tool=graph.tool,
+                    resolver=node.name,
+                    parameter=node.parameter,
+                )
+        build = self._building[key] = _Build()
+        try:
+            value = await self._build(graph, node, fail)
+        except Exception as exc:
+            build.error = exc
+            raise
+        else:
+            values[key] = value
+        finally:
+            del self._building[key]
+            build.done.set()
+        if self._closed:  # the lifespan ended while this was built: release it at once
+            values.clear()
+            await self._exits.close(None)
+            return await self.value(graph, node, fail)  # raises: shutting down
+        return value
+
+    async def _build(self, graph: Graph, node: Node, fail: Fail | None) -> Any:
+        kwargs: dict[str, Any] = {}
+        for name, dep, convert, exact in node.dep_params:
+            value = await self.value(graph, graph.nodes[dep], fail)
+            if exact is None or value.__class__ not in exact:
+                try:
+                    value = convert(value)
+                except EdgeRefusal as refusal:
+                    where = f"{node.name}.{name}"
+                    raise refused(graph.tool, graph.nodes[dep], where, refusal, value) from None
+            kwargs[name] = value
+        try:
+            value = await self._run(node, kwargs)
+        except BaseException:
+            if fail is not None:
+                fail(node)
+            raise
+        if isinstance(value, (Elicit, ElicitURL)):
+            if fail is not None:
+                fail(node)
+            raise ResolutionError(
+                f"Resolver {node.name!r} for parameter {node.parameter!r} is app-scoped "
+                f"but returned a question, which no one call can answer (tool {graph.tool!r})",
+                tool=graph.tool,
+                resolver=node.name,
+                parameter=node.parameter,
+            )
+        return value
+
+    async def _run(self, node: Node, kwargs: dict[str, Any]) -> Any:
+        """Call the resolver as the engine would: sync code in a worker thread, generators
+        to their `yield`, their cleanup kept for `aclose()`."""
+        kind = node.kind
+        if kind == ASYNC:
+            return await node.fn(**kwargs)
+        if kind == SYNC:
+            return await anyio.to_thread.run_sync(functools.partial(node.fn, **kwargs))
+        if kind == ASYNC_GEN:
+            agen = node.fn(**kwargs)
+            try:
+                value = await agen.__anext__()
+            except StopAsyncIteration:
+                raise RuntimeError(
+                    f"Generator resolver {node.name!r} did not yield a value"
+                ) from None
+            self._keep(True, agen, node)
+            return value
+        value, generator = await anyio.to_thread.run_sync(call, node, kwargs)
+        self._keep(False, generator, node)
+        return value
+
+    def _keep(self, is_async: bool, generator: Any, node: Node) -> None:
+        if is_async:
+            self._exits.push_async(generator, node.name)
+        else:
+            self._exits.push_sync(generator, node.name)
+
+
+class Caller(Protocol):
+    """What looking an app-scoped value up needs of the call (the engine's `Resolution`)."""
+
+    _values: list[Any]
+    _app_values: Mapping[object, Any]
+
+    @property
+    def graph(self) -> Graph: ...
+
+    def _fail(self, node: Node) -> None: ...
+
+    async def _app_value(self, node: Node) -> Any: ...
+
+
+async def app_value(caller: Caller, app: AppScope | None, node: Node) -> Any:
+    """The value a call's walk missed in the scope: built now, or the call's error."""
+    graph = caller.graph
+    if app is None:
+        caller._fail(node)
+        raise ResolutionError(
+            f"Resolver {node.name!r} for parameter {node.parameter!r} is app-scoped, but "
+            f"the call has no application scope to keep its value in (tool {graph.tool!r})",
+            tool=graph.tool,
+            resolver=node.name,
+            parameter=node.parameter,
+        )
+    try:
+        return await app.value(graph, node, caller._fail)
+    except BaseException:
+        caller._fail(node)
+        raise
+
+
+def app_step(caller: Caller, node: Node) -> tuple[Any, Any] | None:
+    """The scheduler's step for an app-scoped node: a lookup, settled at once when built;
+    otherwise the build, stepped by hand like any resolver that waits."""
+    value = caller._app_values.get(node.app_key, PENDING)
+    if value is PENDING:
+        step = caller._app_value(node)
+        try:
+            value = step.send(None)
+        except StopIteration as stop:
+            value = stop.value
+        else:
+            return step, value
+    caller._values[node.index] = value
+    return None

@@ -1,0 +1,33 @@
+"""A value its consumer cannot take, as the error the model reads: who, where, and why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..analysis.edges import EdgeRefusal
+from ..analysis.injected import lookalike_fix, sdk_lookalike
+from ..analysis.nodes import Node
+from ..errors import ResolutionError
+
+
+def refused(
+    tool: str, node: Node, parameter: str, refusal: EdgeRefusal, value: Any
+) -> ResolutionError:
+    """The error for `node`'s `value` refused by the consumer's `parameter`.
+
+    A value that is the MCP SDK's own question marker, imported by mistake instead of
+    mcp_resolve's, is named as such, with the import to use instead.
+    """
+    lookalike = sdk_lookalike(value)
+    if lookalike is not None:
+        refusal = EdgeRefusal(
+            f"the resolver returned the MCP SDK's {lookalike}, which mcp_resolve does not "
+            f"ask; {lookalike_fix(lookalike)}"
+        )
+    return ResolutionError(
+        f"Resolver for parameter {parameter!r} could not resolve: {refusal} "
+        f"(tool {tool!r}, resolver {node.name!r})",
+        tool=tool,
+        resolver=node.name,
+        parameter=parameter,
+    )
