@@ -1,5 +1,6 @@
 """Resolvers for MCP tools: fill a parameter by computing it or by asking the user."""
 
+from .engine.app_scope import AppScope
 from .engine.graph import ResolverGraph
 from .engine.questions import Answer, Question
 from .engine.resolution import Resolution
@@ -20,6 +21,7 @@ __all__ = [
     "AcceptedElicitation",
     "AcceptedUrlElicitation",
     "Answer",
+    "AppScope",
     "CancelledElicitation",
     "DeclinedElicitation",
     "Elicit",

@@ -1,5 +1,5 @@
 """The fastmcp 4.x host: `from mcp_resolve.fastmcp import resolved`, under `@app.tool()`."""
 
-from .hosts.fastmcp import complete, resolved
+from .hosts.fastmcp import app_scope, complete, resolved
 
-__all__ = ["complete", "resolved"]
+__all__ = ["app_scope", "complete", "resolved"]

@@ -141,6 +141,19 @@ def test_graph_lists_a_resolvers_context_and_renamed_and_defaulted_parameters(
     ]
 
 
+def test_graph_marks_app_scoped_resolvers_and_those_built_at_startup(run: Run) -> None:
+    status, out, _ = run("graph", "examples/warehouse.py:stock")
+    assert status == 0
+    assert out.splitlines() == [
+        "stock  arguments: sku",
+        "└── pool ← open_pool  async generator · key warehouse:open_pool · app-scoped",
+        "    └── settings ← load_settings  sync · key warehouse:load_settings · app-scoped, "
+        "built at startup",
+    ]
+    status, out, _ = run("graph", "examples/warehouse.py:stock", "--mermaid")
+    assert '<b>open_pool</b><br/>async generator<br/>app-scoped"]:::app' in out
+
+
 def test_mermaid_prints_a_graph_td_block(run: Run) -> None:
     status, out, _ = run("graph", "examples/files.py:delete_folder", "--mermaid")
     assert status == 0

@@ -34,6 +34,7 @@ _STYLES = {
     "resolver": "bold blue",
     "meta": "dim",
     "asks": "bold yellow",
+    "app": "bold cyan",
     "argument": "green",
     "context": "magenta",
     "problem": "bold red",
@@ -161,9 +162,12 @@ def tool_tree(tool: Function, out: Output) -> Item:
         node = graph.nodes[index]
         head: list[Segment] = [(consumer, "param"), (f" {out.arrow} ", ""), (node.name, "resolver")]
         if index in shown:
-            return Item([*head, ("  (shown above; runs once per call)", "meta")])
+            once = "once per server lifespan" if node.app else "once per call"
+            return Item([*head, (f"  (shown above; runs {once})", "meta")])
         shown.add(index)
         head.append((f"  {KINDS.get(node.kind, '?')}{sep}key {node.key}", "meta"))
+        if node.app:
+            head.extend([(sep, "meta"), (_scope(node), "app")])
         asks = _asks(node)
         if asks is not None:
             head.extend([(sep, "meta"), (asks, "asks")])
@@ -214,7 +218,9 @@ def mermaid(tools: Sequence[Function]) -> str:
             asks = _asks(node)
             if asks is not None:
                 text.append(_mm(asks))
-            style = "asks" if asks is not None else "resolver"
+            if node.app:
+                text.append(_scope(node))
+            style = "asks" if asks is not None else "app" if node.app else "resolver"
             lines.append(f'  {tid}_r{node.index}["{"<br/>".join(text)}"]:::{style}')
         for target in graph.targets:
             lines.append(f"  {tid} -->|{_mm(target.parameter)}| {tid}_r{target.node}")
@@ -242,7 +248,14 @@ def mermaid(tools: Sequence[Function]) -> str:
         "  classDef note fill:#f4f4f4,stroke:#999",
         "```",
     ]
+    if any(node.app for tool in tools if tool.graph for node in tool.graph.nodes):
+        lines.insert(-1, "  classDef app fill:#e6f6f6,stroke:#2c8c8c")
     return "\n".join(lines)
+
+
+def _scope(node: Node) -> str:
+    """How an app-scoped resolver is marked: it runs once per server lifespan."""
+    return "app-scoped, built at startup" if node.eager else "app-scoped"
 
 
 def _mm(text: str) -> str:

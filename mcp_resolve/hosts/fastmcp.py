@@ -38,11 +38,12 @@ from mcp.shared.exceptions import MCPError
 
 from .at_most_once import STATE_REFUSED
 from .completion import announce
+from .fastmcp_scope import APP_SCOPE, app_scope
 from .flow import Connection
 from .wrapping import WrappedFunction
 
 
-def _connection(ctx: Context) -> Connection:
+def _connection(ctx: Context, app_scoped: bool = False) -> Connection:
     """What the flow needs from one fastmcp request.
 
     `ctx.request_context` holds the negotiated version, the SDK's `ServerSession` (which
@@ -51,9 +52,10 @@ def _connection(ctx: Context) -> Connection:
     in-process) is legacy with nobody to ask.
     """
     request = ctx.request_context
+    app = ctx.lifespan_context.get(APP_SCOPE) if app_scoped else None
     if request is None:
-        return Connection.of(_NoRequest, _NoRequest, context=ctx, request_context=None)
-    return Connection.of(request, ctx, context=ctx)
+        return Connection.of(_NoRequest, _NoRequest, context=ctx, request_context=None, app=app)
+    return Connection.of(request, ctx, context=ctx, app=app)
 
 
 class _NoClient:
@@ -92,9 +94,12 @@ class _Host(WrappedFunction):
     context_type = Context
     context_label = "a fastmcp Context"
     tool_errors = (ToolError,)
+    app_scope_hint = (
+        "give the server lifespan=mcp_resolve.fastmcp.app_scope (or app_scope | your_lifespan)"
+    )
 
     def connection(self, ctx: Context) -> Connection:
-        return _connection(ctx)
+        return _connection(ctx, self.flow.app_scoped)
 
     async def run(self, ctx: Any, arguments: dict[str, Any], kwargs: dict[str, Any]) -> Any:
         in_body = False
@@ -105,7 +110,7 @@ class _Host(WrappedFunction):
             return await self.body(**self.body_kwargs(ctx, kwargs, values))
 
         try:
-            return await self.flow.run(_connection(ctx), arguments, body)
+            return await self.flow.run(_connection(ctx, self.flow.app_scoped), arguments, body)
         except SDKToolError as exc:
             if in_body:
                 raise  # the body's own exceptions are fastmcp's to report, untouched
@@ -142,4 +147,4 @@ async def complete(target: Context | FastMCP[Any] | None, elicitation_id: str) -
     await announce(elicitation_id, request.session if request is not None else None)
 
 
-__all__ = ["complete", "resolved"]
+__all__ = ["app_scope", "complete", "resolved"]

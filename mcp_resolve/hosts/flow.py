@@ -24,6 +24,7 @@ from mcp_types.version import is_version_at_least
 from pydantic import ValidationError
 
 from ..analysis.graph import Graph
+from ..engine.app_scope import AppScope
 from ..engine.graph import ResolverGraph
 from ..engine.questions import Answer, Question
 from ..engine.resolution import Resolution
@@ -39,6 +40,7 @@ from .at_most_once import (
     Unsealed,
     check_state_ttl,
 )
+from .lifespan import no_app_scope
 from .replay_guard import ReplayGuard, check_replay_guard
 from .state import RoundState, StateError
 from .translate import Translate
@@ -67,6 +69,7 @@ class Connection:
     context: Any
     wire_arguments: Mapping[str, Any] | None = None  # as received, for the state's binding
     request_context: Any = None  # the SDK's ServerRequestContext (who asks, from where)
+    app: AppScope | None = None  # the server lifespan's scope, for app-scoped resolvers
 
     @classmethod
     def of(cls, request: Any, retry: Any, *, context: Any, **more: Any) -> Connection:
@@ -115,6 +118,7 @@ class ToolFlow:
         clock: Callable[[], float] = time.time,
         principal: Principal | None = authenticated_principal,
         tool_errors: tuple[type[Exception], ...] = (),
+        app_scope_hint: str = "",
     ) -> None:
         if not (isinstance(max_rounds, int) and max_rounds >= 1):
             raise ValueError(f"max_rounds must be a positive integer, got {max_rounds!r}")
@@ -137,15 +141,20 @@ class ToolFlow:
         # whatever the host framework uses for the same (fastmcp has its own).
         self.tool_errors: tuple[type[Exception], ...] = (ToolError, *tool_errors)
         self.by_key = {node.key: node for node in graph.nodes}
+        # Whether calls need the server lifespan's scope, and what to say when there is none.
+        self.app_scoped = bool(graph.app_scoped)
+        self.app_scope_hint = app_scope_hint
 
     async def run(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
         """Resolve, then run `body(values)`; or return the questions of a 2026-07-28 round."""
+        if self.app_scoped and conn.app is None:
+            raise no_app_scope(self.graph, self.app_scope_hint)
         if _is_modern(conn.version):
             return await self._modern(conn, arguments, body)
         return await self._legacy(conn, arguments, body)
 
     async def _legacy(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
-        async with self.graph.start(arguments, conn.context) as resolution:
+        async with self.graph.start(arguments, conn.context, app=conn.app) as resolution:
             with self._translated(resolution):
                 outcome = await resolution.resolve()
                 rounds = 0
@@ -242,7 +251,7 @@ class ToolFlow:
                 logger.info("Tool %r: request state ignored (%s); asking again", self.tool, exc)
             if self.once is not None:
                 await self.once.claim(state, conn.request_context, opened.expires_at)
-        async with self.graph.start(arguments, conn.context) as resolution:
+        async with self.graph.start(arguments, conn.context, app=conn.app) as resolution:
             with self._translated(resolution):
                 answers = None
                 if state.asked or state.answers:

@@ -21,6 +21,7 @@ import inspect
 import json
 import logging
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from typing import Any, get_type_hints
 
@@ -37,6 +38,7 @@ from ..engine.graph import ResolverGraph
 from ..errors import InvalidSignature
 from ..seal import KeyRing, ReplayGuard, StateSealer
 from .flow import Connection, ToolFlow
+from .lifespan import Lifespan, keeping_scope, scope_of
 from .sealing import Principal, Sealing
 
 logger = logging.getLogger("mcp_resolve")
@@ -142,9 +144,29 @@ class ResolvedTools:
             state_ttl=self.sealer.ttl,
             clock=self.sealer.now,
             principal=self.principal,
+            app_scope_hint=_APP_SCOPE_HINT,
         )
         self._tools[tool_name] = _Tool(fn, tool_name, description, flow)
         return fn
+
+    def lifespan(self, server: Any) -> AbstractAsyncContextManager[Any]:
+        """The server's lifespan, keeping the scope of app-scoped resolvers:
+        `Server("files", lifespan=tools.lifespan, ...)`.
+
+        `eager=True` values are built when the server starts; generator cleanups run when
+        it stops. With a lifespan of your own, use `lifespan_with(yours)` instead.
+        """
+        return keeping_scope(None, self._graphs)(server)
+
+    def lifespan_with(self, inner: Lifespan) -> Lifespan:
+        """`inner` (a `Server(lifespan=...)` of your own), keeping the app scope inside it:
+        it starts first and ends last; requests still see what it yields."""
+        if not callable(inner):
+            raise TypeError(f"lifespan_with() takes a lifespan function, got {inner!r}")
+        return keeping_scope(inner, self._graphs)
+
+    def _graphs(self) -> list[ResolverGraph]:
+        return [tool.graph for tool in self._tools.values()]
 
     def graphs(self) -> dict[str, ResolverGraph]:
         """The analysed graph of every tool registered, by tool name (for tooling)."""
@@ -169,7 +191,10 @@ class ResolvedTools:
             )
             return _error(f"Invalid arguments for tool {tool.name!r} (fields: {', '.join(fields)})")
         arguments = {name: getattr(validated, name) for name in type(validated).model_fields}
-        conn = Connection.of(ctx, params, context=ctx, wire_arguments=params.arguments or {})
+        app = scope_of(ctx.lifespan_context) if tool.flow.app_scoped else None
+        conn = Connection.of(
+            ctx, params, context=ctx, wire_arguments=params.arguments or {}, app=app
+        )
 
         async def body(values: dict[str, Any]) -> Any:
             call = functools.partial(tool.fn, **arguments, **values)
@@ -189,6 +214,12 @@ class ResolvedTools:
         if isinstance(result, (types.InputRequiredResult, types.CallToolResult)):
             return result
         return _result(result)
+
+
+_APP_SCOPE_HINT = (
+    "give the Server lifespan=tools.lifespan (or tools.lifespan_with(your_lifespan)), "
+    "where tools is the ResolvedTools"
+)
 
 
 def _sealer(keys: KeyRing | None, sealer: StateSealer | None, audience: str | None) -> StateSealer:

@@ -20,9 +20,11 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.uri_template import UriTemplate
 
+from ..analysis.graph import Graph
 from ..analysis.injected import uses_resolvers
 from .completion import announce
 from .flow import Connection
+from .lifespan import Lifespan, graphs_of, keeping_scope, scope_of
 from .wrapping import WrappedFunction
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -33,10 +35,16 @@ class _Host(WrappedFunction):
 
     context_type = Context
     context_label = "an MCP Context"
+    app_scope_hint = (
+        "build the server with mcp_resolve.mcp.ResolvingMCPServer, an MCPServer whose "
+        "lifespan keeps one (a plain MCPServer gives mcp_resolve no way to learn when its "
+        "lifespan ends)"
+    )
 
     def connection(self, ctx: Context) -> Connection:
-        # Read `request_context` once: each Context property goes through it.
-        return Connection.of(ctx.request_context, ctx, context=ctx)
+        request = ctx.request_context  # read once: each Context property goes through it
+        app = scope_of(request.lifespan_context) if self.flow.app_scoped else None
+        return Connection.of(request, ctx, context=ctx, app=app)
 
 
 resolved = _Host.decorator(
@@ -74,18 +82,36 @@ class ResolvingMCPServer(MCPServer):
     before the SDK reads its signature, so the SDK never sees a resolved parameter. A
     `Prompt` object built by hand and given to `add_prompt` is taken as it is: build it
     from `resolved(fn)`.
+
+    Its lifespan keeps the application scope of `Resolve(..., scope="app")` resolvers: the
+    `lifespan=` given (if any) is entered first, then `eager=True` values are built; when
+    the SDK ends the lifespan, generator cleanups run, then the given lifespan ends. A
+    plain `MCPServer` offers no way to learn when its lifespan ends, so its app-scoped
+    resolvers refuse to run.
     """
 
+    def __init__(self, *args: Any, lifespan: Lifespan | None = None, **kwargs: Any) -> None:
+        self._resolved_graphs: list[Graph] = []
+        super().__init__(
+            *args, lifespan=keeping_scope(lifespan, lambda: self._resolved_graphs), **kwargs
+        )
+
     def add_tool(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        fn = self._resolved(fn)
+        super().add_tool(fn, *args, **kwargs)
+
+    def _resolved(self, fn: F) -> F:
+        """`fn` wrapped where it needs it, its graph kept for the lifespan's eager values."""
         if uses_resolve(fn):
             fn = resolved(fn)
-        super().add_tool(fn, *args, **kwargs)
+        self._resolved_graphs.extend(graphs_of([fn]))
+        return fn
 
     def prompt(self, *args: Any, **kwargs: Any) -> Callable[[F], F]:
         register = super().prompt(*args, **kwargs)
 
         def decorator(fn: F) -> F:
-            register(resolved(fn) if uses_resolve(fn) else fn)
+            register(self._resolved(fn))
             return fn
 
         return decorator
@@ -95,7 +121,7 @@ class ResolvingMCPServer(MCPServer):
 
         def decorator(fn: F) -> F:
             if not uses_resolve(fn):
-                return register(fn)
+                return register(self._resolved(fn))
             if not UriTemplate.parse(uri).variable_names:
                 # The SDK gives a static resource no Context, and resolvers need one.
                 raise ValueError(
@@ -104,7 +130,7 @@ class ResolvingMCPServer(MCPServer):
                     "a request context); add a {variable} to the URI, or compute the "
                     "value inside the function"
                 )
-            register(resolved(fn))
+            register(self._resolved(fn))
             return fn
 
         return decorator

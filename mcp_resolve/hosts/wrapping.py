@@ -56,6 +56,7 @@ class WrappedFunction:
     context_type: type = object
     context_label = "a context"
     tool_errors: tuple[type[Exception], ...] = ()  # the framework's own "tool error" classes
+    app_scope_hint = ""  # how to give the server's lifespan an application scope
 
     @classmethod
     def wrap(cls, function: Callable[..., Any], **options: Any) -> Callable[..., Awaitable[Any]]:
@@ -76,7 +77,9 @@ class WrappedFunction:
                 collected.add(Analysed(function, report, standing))
                 return standing
         graph = ResolverGraph.from_function(function, context_types=(cls.context_type,))
-        flow = ToolFlow(graph, tool_errors=cls.tool_errors, **options)
+        flow = ToolFlow(
+            graph, tool_errors=cls.tool_errors, app_scope_hint=cls.app_scope_hint, **options
+        )
         wrapper = cls(function, graph, flow).wrapper
         if collected is not None:
             collected.add(Analysed(function, report, wrapper))

@@ -1,0 +1,108 @@
+"""Server lifespans that keep an application scope, and how a request finds its scope.
+
+The SDK enters a server's lifespan when it starts serving (once for a Streamable HTTP app,
+once per stdio process, once per in-memory `Client`) and hands what the lifespan yielded
+to every request it serves, as `request_context.lifespan_context`. A lifespan wrapped
+here opens an `AppScope` after the inner lifespan has started, builds the `eager=True`
+values, registers the scope under the yielded object, and closes the scope (running
+generator cleanups) before the inner lifespan ends. A request finds its scope through
+that same object, so each lifespan, even of one server entered twice at once, keeps its
+own values; lifespans that yield the very same object (such as `None`) share one scope,
+closed when the last of them ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+from ..analysis.graph import Graph
+from ..engine.app_scope import AppScope
+
+logger = logging.getLogger("mcp_resolve")
+
+Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
+Graphs = Callable[[], Iterable[Graph]]
+
+
+class _Entry:
+    __slots__ = ("scope", "state", "users")
+
+    def __init__(self, state: Any, scope: AppScope) -> None:
+        self.state = state  # held, so that its id is not reused while registered
+        self.scope = scope
+        self.users = 1
+
+
+_scopes: dict[int, _Entry] = {}
+
+
+def scope_of(state: Any) -> AppScope | None:
+    """The scope of the lifespan that yielded `state`, or None if no wrapped one did."""
+    entry = _scopes.get(id(state))
+    return entry.scope if entry is not None and entry.state is state else None
+
+
+@contextlib.asynccontextmanager
+async def holding_scope(state: Any, graphs: Graphs) -> AsyncIterator[AppScope]:
+    """Keep an application scope for the requests that carry `state`, until the block ends."""
+    key = id(state)
+    entry = _scopes.get(key)
+    if entry is not None and entry.state is state:
+        entry.users += 1
+    else:
+        entry = _scopes[key] = _Entry(state, AppScope())
+    try:
+        if entry.users == 1:
+            await entry.scope.start(graphs())
+        yield entry.scope
+    finally:
+        entry.users -= 1
+        if entry.users == 0:
+            del _scopes[key]
+            await entry.scope.aclose()
+
+
+def keeping_scope(inner: Lifespan | None, graphs: Graphs) -> Lifespan:
+    """`inner` (or a lifespan yielding `{}`, as the SDK's default does) with a scope kept
+    for its requests: what a server is given as its `lifespan=`."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(server: Any) -> AsyncIterator[Any]:
+        if inner is None:
+            state: Any = {}
+            async with holding_scope(state, graphs):
+                yield state
+            return
+        async with inner(server) as state, holding_scope(state, graphs):
+            yield state
+
+    return lifespan
+
+
+def graphs_of(functions: Iterable[Any]) -> list[Graph]:
+    """The graphs of mcp_resolve's wrappers among registered functions (others skipped)."""
+    found = []
+    for fn in functions:
+        graph = getattr(fn, "__mcp_resolve_graph__", None)
+        if isinstance(graph, Graph):
+            found.append(graph)
+    return found
+
+
+def no_app_scope(graph: Graph, hint: str) -> ToolError:
+    """The error of a call whose server keeps no application scope: a setup mistake, told
+    to the model as a tool error and to the operator in the log, with the fix."""
+    used = {t.node for t in graph.targets} | {d for n in graph.nodes if not n.app for d in n.deps}
+    node = next((n for n in graph.app_scoped if n.index in used), graph.app_scoped[0])
+    message = (
+        f"Tool {graph.tool!r}: resolver {node.name!r} for parameter {node.parameter!r} is "
+        "app-scoped, but this server's lifespan keeps no application scope"
+    )
+    logger.error("%s; %s", message, hint or "run the tool through an mcp_resolve host")
+    return ToolError(message)
