@@ -29,7 +29,9 @@ Scenarios:
    round, the first call (which compiles the walk), and the steady per-call cost;
 7. eight independent resolvers that each `await anyio.sleep(0.02)`: about 20 ms per
    call if the waits overlap, 160 ms if they do not (baseline: one task group);
-8. chains of 10, 20, 50 and 100 resolvers: the overhead per node should stay flat.
+8. chains of 10, 20, 50 and 100 resolvers: the overhead per node should stay flat;
+9. a resolved parameter from an app-scoped resolver whose value is already built, against
+   a per-call resolver returning a constant, and against the constant passed by hand.
 
 Method: every variant is warmed up first (the graph compiles its walk on the first call),
 then timed for several rounds of many calls each, rounds of the variants interleaved

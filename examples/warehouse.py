@@ -13,6 +13,7 @@ Run over stdio with `python examples/warehouse.py`, or over Streamable HTTP with
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import AsyncIterator
 from typing import Annotated
@@ -20,7 +21,6 @@ from typing import Annotated
 from pydantic import BaseModel
 
 from mcp_resolve import Resolve
-from mcp_resolve.demo.examples import serve
 from mcp_resolve.mcp import ResolvingMCPServer
 
 mcp = ResolvingMCPServer("Warehouse")
@@ -81,5 +81,18 @@ async def pool_info(pool: Database) -> dict[str, int]:
     return {"pool": pool.number, "opened": Pool.opened, "size": pool.size}
 
 
+def main() -> None:
+    """stdio by default; `--http HOST:PORT` serves Streamable HTTP at /mcp."""
+    parser = argparse.ArgumentParser(description="The Warehouse MCP server.")
+    parser.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP at /mcp")
+    parser.add_argument("--stateless", action="store_true", help="with --http: no sessions")
+    options = parser.parse_args()
+    if options.http is None:
+        mcp.run()  # stdio
+        return
+    host, _, port = options.http.rpartition(":")
+    mcp.run("streamable-http", host=host, port=int(port), stateless_http=options.stateless)
+
+
 if __name__ == "__main__":
-    serve(mcp)
+    main()

@@ -402,3 +402,21 @@ async def test_a_closed_scope_builds_nothing() -> None:
     with pytest.raises(ResolutionError, match="shutting down"):
         await run(graph, app)
     assert BUILT == []
+
+
+# -- the testing kit -----------------------------------------------------------------------------
+
+
+async def test_the_kit_gives_each_call_a_scope_of_its_own_unless_one_is_shared() -> None:
+    from mcp_resolve.testing import call
+
+    alone = await call(query, {"q": 1})
+    assert alone.result == "pool(db://x) client 1"
+    assert BUILT.count("pool closed") == 1  # the call's own scope closed with it
+    BUILT.clear()
+    async with AppScope() as app:
+        await call(query, {"q": 1}, app=app)
+        with override(sync_client, lambda: "test client"):
+            replaced = await call(query, {"q": 2}, app=app, mode="in_process")
+        assert replaced.result == "pool(db://x) test client 2"
+        assert sorted(BUILT) == ["client", "config", "pool"]

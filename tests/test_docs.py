@@ -382,3 +382,19 @@ def test_every_output_on_a_page_is_what_the_snippet_observes(shown: Output) -> N
         assert shown.text.strip() == text.strip(), f"{shown}: the snippet gives {text!r}"
     else:
         raise AssertionError(f"{shown}: outputs are json or text blocks, not {shown.language!r}")
+
+
+def test_production_app() -> None:
+    seen = observe("production_app")
+    assert seen["results"] == ["9.20 EUR", "7.90 GBP"]
+    assert seen["while_serving"].count("rates client: opened") == 1  # shared by both calls
+    assert seen["after_shutdown"][-1] == "rates client: closed"
+    assert seen["tested"] == "20.00 EUR"
+    assert seen["shared"] == ["0.92 EUR", "1.84 EUR"]
+
+
+def test_production_hosts() -> None:
+    seen = observe("production_hosts")
+    assert seen["lowlevel"] == ["9.20 EUR", "opened", "closed"]
+    assert seen["with_metrics"] == ["9.20 EUR", "metrics: up", "opened", "closed", "metrics: down"]
+    assert seen["fastmcp"] == ["9.20 EUR", "opened", "closed"]

@@ -109,6 +109,13 @@ def verdicts(figures: dict[str, float]) -> list[str]:
             f"node {marginal} µs; fit: {fixed:.2f} µs fixed + {per_node:.3f} µs/node, worst "
             f"residual {worst:.2f} µs: {state}"
         )
+    if "app_scope" in figures:
+        app, constant = figures["app_scope"], figures["app_constant"]
+        state = "MET" if app <= constant * 1.02 else "MISSED"
+        lines.append(
+            f"app-scoped value, built: {app:.2f} µs/call vs {constant:.2f} with a per-call "
+            f"constant resolver (target: no more): {state}"
+        )
     if "build_ms" in figures:
         lines.append(
             f"100 resolvers: build {figures['build_ms']:.2f} ms, first three calls "

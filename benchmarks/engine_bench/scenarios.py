@@ -1,4 +1,4 @@
-"""The eight scenarios of `benchmarks/engine.py`, each adding its rows to the report."""
+"""The nine scenarios of `benchmarks/engine.py`, each adding its rows to the report."""
 
 import functools
 import gc
@@ -11,6 +11,7 @@ import anyio.to_thread
 
 from mcp_resolve import Resolve, ResolverGraph
 
+from .app_scope import scenario_app_scope
 from .graphs import (
     Generated,
     chain,
@@ -283,4 +284,5 @@ SCENARIOS: dict[str, Callable[[Config, Report], Awaitable[None]]] = {
     "6": scenario_build,
     "7": scenario_sleep,
     "8": scenario_growth,
+    "9": scenario_app_scope,
 }

@@ -16,9 +16,10 @@ must not hold a cancel scope or a task group open across its `yield`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 import anyio
@@ -243,3 +244,14 @@ def app_step(caller: Caller, node: Node) -> tuple[Any, Any] | None:
             return step, value
     caller._values[node.index] = value
     return None
+
+
+@contextlib.asynccontextmanager
+async def scope_for(app: AppScope | None, graph: Graph) -> AsyncIterator[AppScope | None]:
+    """`app`; or, for a graph with app-scoped resolvers, a scope of its own for the block
+    (the testing kit's `call()`: one call as one whole lifespan)."""
+    if app is not None or not graph.app_scoped:
+        yield app
+        return
+    async with AppScope() as own:
+        yield own

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from typing_extensions import Unpack
 
 from ..analysis.nodes import callable_name, identity
+from ..engine.app_scope import AppScope, scope_for
 from ..engine.graph import ResolverGraph
 from ..engine.questions import Answer, Question
 from ..engine.results import Resolved, Suspended
@@ -146,6 +147,7 @@ class CallOptions(TypedDict, total=False):
     max_rounds: int
     trace: bool
     context_types: tuple[type, ...]
+    app: AppScope | None
 
 
 Arguments = Mapping[str, Any] | None
@@ -173,6 +175,7 @@ async def call(
     max_rounds: int = DEFAULT_MAX_ROUNDS,
     trace: bool = False,
     context_types: tuple[type, ...] = (),
+    app: AppScope | None = None,
 ) -> CallResult[Any]:
     """Call `tool` with `arguments`, answering its questions from `answers`.
 
@@ -196,7 +199,8 @@ async def call(
     hence the default. More than `max_rounds` rounds of questions raise `ResolutionError`,
     as a server would.
 
-    `trace=True` records which resolvers ran, when and where (`CallResult.trace`).
+    `trace=True` records which resolvers ran, when and where (`CallResult.trace`). `app` keeps
+    app-scoped values across calls; without it, each call has a scope of its own.
     """
     if mode not in ("rounds", "in_process"):
         raise ValueError(f"mode must be 'rounds' or 'in_process', got {mode!r}")
@@ -213,10 +217,11 @@ async def call(
     running = traced_graph(graph, recorder) if recorder is not None else graph
     driver = _Driver(graph, answers, context, max_rounds, recorder)
     with signed_in(context):
-        if mode == "rounds":
-            result = await driver.rounds(running, arguments)
-        else:
-            result = await driver.in_process(running, arguments)
+        async with scope_for(app, graph) as driver.app:
+            if mode == "rounds":
+                result = await driver.rounds(running, arguments)
+            else:
+                result = await driver.in_process(running, arguments)
     return CallResult(result, driver.questions, driver.round, mode, recorder)
 
 
@@ -255,6 +260,7 @@ class _Driver:
     round: int = 1
     handler: AskedQuestionHandler | None = None
     table: dict[str, AnswerLike] = field(default_factory=dict)
+    app: AppScope | None = None
 
     def __post_init__(self, answers: Answers | None) -> None:
         if answers is None or isinstance(answers, Mapping):
@@ -311,7 +317,7 @@ class _Driver:
         state = RoundState()
         responses: dict[str, Answer] = {}
         while True:
-            async with graph.start(arguments, self.context) as resolution:
+            async with graph.start(arguments, self.context, app=self.app) as resolution:
                 recorded = state.answers_with(responses) if state.asked or state.answers else None
                 outcome = await resolution.resolve(recorded)
                 if isinstance(outcome, Resolved):
@@ -323,7 +329,7 @@ class _Driver:
 
     async def in_process(self, graph: ResolverGraph, arguments: dict[str, Any]) -> Any:
         """Legacy: one resolution, resumed with each round's answers."""
-        async with graph.start(arguments, self.context) as resolution:
+        async with graph.start(arguments, self.context, app=self.app) as resolution:
             outcome = await resolution.resolve()
             while isinstance(outcome, Suspended):
                 outcome = await resolution.resolve(await self._ask(outcome.questions))
