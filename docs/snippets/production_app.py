@@ -84,7 +84,9 @@ async def main() -> dict[str, Any]:
         first = await client.call_tool("convert", {"amount": 10, "currency": "EUR"})
         second = await client.call_tool("convert", {"amount": 10, "currency": "GBP"})
         while_serving = list(LOG)
-    texts = [r.content[0].text for r in (first, second) if isinstance(r.content[0], types.TextContent)]
+    texts = [
+        r.content[0].text for r in (first, second) if isinstance(r.content[0], types.TextContent)
+    ]
 
     problem = check(quote).problems[0]
 
