@@ -8,7 +8,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint docs bench clean
+.PHONY: demo test lint docs bench clean redis-server
 
 # pip's own output is a wall of text; this shows one line that counts what pip collects, then
 # what it installs. pip's errors (stderr) are shown as they are; pipefail keeps its status.
@@ -30,8 +30,19 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/mcp-resolve demo $(ARGS)
 
-test: $(STAMP)
+test: $(STAMP) redis-server
 	$(BIN)/python -m pytest
+
+# The Redis tests start their own redis-server (Debian package redis-server); install it once,
+# quietly, when it is missing. As root (CI, the dev machines) apt-get runs as is; otherwise sudo.
+redis-server:
+	@command -v redis-server >/dev/null || { \
+		echo "Installing redis-server (Debian package) for the Redis tests"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq >/dev/null && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends \
+			redis-server >/dev/null; \
+		command -v redis-server >/dev/null; }
 
 lint: $(STAMP)
 	$(BIN)/python -m mypy --strict mcp_resolve

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from redis_server import RedisServer
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -30,3 +31,14 @@ def load_example() -> Callable[[str], ModuleType]:
         return module
 
     return load
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    """A real redis-server of this test's own (see tests/redis_server.py)."""
+    server = RedisServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

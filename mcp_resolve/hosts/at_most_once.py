@@ -14,6 +14,8 @@ remembers a state for as long as any worker would accept it, whatever TTL is con
   would still take it, so a longer SDK TTL can never outlive the guard's memory.
 
 Every refusal is the same MCP error as a forged state's, and one WARNING line in the log.
+A guard that fails (its store unreachable) fails closed: a tool error saying so, the body
+not run, and the cause in the log.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import mcp_types as types
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 
 from .replay_guard import ReplayGuard
@@ -133,8 +136,30 @@ class AtMostOnce:
             self.refuse("expired")
         until = max(expires, sealed_expiry or expires) + CLOCK_SKEW
         owner = owner_of(request_context, self.principal)
-        if not await self.guard.claim(token, until, owner=owner):
+        try:
+            first_use = await self.guard.claim(token, until, owner=owner)
+        except Exception as exc:
+            self.unavailable(exc)
+        if not first_use:
             self.refuse("already used, or the guard is at capacity")
+
+    def unavailable(self, exc: Exception) -> NoReturn:
+        """The guard could not say whether the state was used: fail closed, and say so.
+
+        Not the refusal of a bad state: nothing is wrong with this one, and the client
+        should learn that trying again later may work. Why goes to the log only.
+        """
+        logger.warning(
+            "Tool %r: request state refused, the replay guard failed (%s: %s); the tool did "
+            "not run",
+            self.tool,
+            type(exc).__name__,
+            exc,
+        )
+        raise ToolError(
+            f"Tool {self.tool!r} could not check that this request is used only once (its "
+            "replay store is unavailable), so it did not run; try again later"
+        ) from None
 
     def refuse(self, why: str) -> NoReturn:
         logger.warning("Tool %r: request state refused (%s)", self.tool, why)

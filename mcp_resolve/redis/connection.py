@@ -1,0 +1,87 @@
+"""One Redis for several workers: the client from a URL or an object, keys under a namespace.
+
+Every key and channel mcp_resolve uses lives under `mcp_resolve:<audience>:`, so two
+services sharing one Redis (or one database number) cannot read, claim or wake each
+other's ids. The client is the maintained `redis` package's asyncio client; mcp_resolve
+never keeps a connection of its own, so a Redis that restarts is reconnected to by the
+client's own pool on the next command, without restarting the server.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import TimeoutError as RedisTimeout
+
+DEFAULT_TIMEOUT = 2.0
+PREFIX = "mcp_resolve"
+
+
+def check_timeout(timeout: object) -> float:
+    """A Redis timeout must be a positive, finite number of seconds (refused when built)."""
+    if (
+        not isinstance(timeout, (int, float))
+        or isinstance(timeout, bool)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise ValueError(f"timeout must be a positive, finite number of seconds, got {timeout!r}")
+    return float(timeout)
+
+
+def namespace(audience: object, what: str) -> str:
+    """The key prefix of one server: refuses an audience that could not keep services apart."""
+    if not isinstance(audience, str) or not audience.strip():
+        raise ValueError(
+            f"{what} needs audience=... (for example the server's name): it namespaces the "
+            "ids kept in Redis, so that two services sharing one Redis cannot collide"
+        )
+    if any(c.isspace() or not c.isprintable() for c in audience):
+        raise ValueError(
+            f"{what}: audience must be printable text without spaces, got {audience!r}"
+        )
+    return f"{PREFIX}:{audience}:"
+
+
+def client_for(target: object, timeout: float, what: str) -> aioredis.Redis:
+    """The asyncio client for `target`: a `redis://` URL (built here, bounded by `timeout`), or
+    a `redis.asyncio.Redis` the application configured itself (taken as it is)."""
+    if isinstance(target, aioredis.Redis):
+        return target
+    if isinstance(target, str) and target.startswith(("redis://", "rediss://", "unix://")):
+        # No retries inside the client: a claim that timed out may have been applied, and its
+        # retry would then look like a replay; the caller fails closed and the client retries
+        # the whole call instead.
+        return aioredis.Redis.from_url(
+            target,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            retry=Retry(NoBackoff(), 0),
+        )
+    raise TypeError(f"{what} takes a redis:// URL or a redis.asyncio.Redis client, got {target!r}")
+
+
+def where(client: Any) -> str:
+    """Which Redis, for the log: host, port and database, never a password."""
+    kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", {}) or {}
+    if "path" in kwargs:
+        return f"Redis at {kwargs['path']}"
+    return f"Redis at {kwargs.get('host', '?')}:{kwargs.get('port', '?')}/{kwargs.get('db', 0)}"
+
+
+class RedisUnavailable(RuntimeError):
+    """Redis could not be asked in time; raised so that the caller fails closed.
+
+    Its message says which Redis and why (for the server log); hosts never send it to the
+    client.
+    """
+
+
+def unavailable(client: Any, exc: BaseException, timeout: float) -> RedisUnavailable:
+    if isinstance(exc, (TimeoutError, RedisTimeout)):
+        return RedisUnavailable(f"{where(client)} did not answer within {timeout:g} s")
+    return RedisUnavailable(f"{where(client)} failed: {type(exc).__name__}: {exc}")
