@@ -1,5 +1,14 @@
 """The fastmcp 4.x host: `from mcp_resolve.fastmcp import resolved`, under `@app.tool()`."""
 
+from .hosts.completion import CompletionBus, LocalCompletionBus, deliver, use_completion_bus
 from .hosts.fastmcp import app_scope, complete, resolved
 
-__all__ = ["app_scope", "complete", "resolved"]
+__all__ = [
+    "CompletionBus",
+    "LocalCompletionBus",
+    "app_scope",
+    "complete",
+    "deliver",
+    "resolved",
+    "use_completion_bus",
+]

@@ -1,6 +1,16 @@
 """The SDK's low-level `Server` host: `from mcp_resolve.lowlevel import ResolvedTools`."""
 
-from .hosts.lowlevel import ResolvedTools
+from .hosts.completion import CompletionBus, LocalCompletionBus, deliver, use_completion_bus
+from .hosts.lowlevel import ResolvedTools, complete
 from .seal import KeyRing, StateSealer
 
-__all__ = ["KeyRing", "ResolvedTools", "StateSealer"]
+__all__ = [
+    "CompletionBus",
+    "KeyRing",
+    "LocalCompletionBus",
+    "ResolvedTools",
+    "StateSealer",
+    "complete",
+    "deliver",
+    "use_completion_bus",
+]

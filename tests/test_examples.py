@@ -60,9 +60,9 @@ def shop(load_example: Callable[[str], ModuleType]) -> ModuleType:
 @pytest.fixture(autouse=True)
 def forget_completions() -> Iterator[None]:
     """Completions are remembered per process (10 min); one test's must not reach the next."""
-    completion._completed.clear()
+    completion.forget()
     yield
-    completion._completed.clear()
+    completion.forget()
     assert completion._waiting == {}, "a call was still waiting for a URL completion"
 
 

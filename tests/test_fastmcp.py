@@ -427,7 +427,7 @@ async def test_a_url_question_that_waits_for_complete(mode: str) -> None:
     assert text_of(result) == "o1: receipt for o1"
     # Legacy clients are told the step is done; 2026-07-28 has no such notification.
     assert notes.completed == (["pay-o1"] if mode == "legacy" else [])
-    completion.take_completed("pay-o1")  # nobody waited on 2026-07-28: forget the completion
+    completion.forget()  # nobody waited on 2026-07-28: forget the completion
 
 
 # -- over real Streamable HTTP ------------------------------------------------------------

@@ -158,15 +158,16 @@ class ToolFlow:
             with self._translated(resolution):
                 outcome = await resolution.resolve()
                 rounds = 0
+                derived: dict[str, str] = {}  # URL elicitation ids made for this call
                 while isinstance(outcome, Suspended):
                     rounds += 1
                     self._check_rounds(rounds)
-                    answers = await self._ask_legacy(conn, outcome.questions)
+                    answers = await self._ask_legacy(conn, outcome.questions, derived)
                     outcome = await resolution.resolve(answers)
             return await body(outcome.values)
 
     async def _ask_legacy(
-        self, conn: Connection, questions: tuple[Question, ...]
+        self, conn: Connection, questions: tuple[Question, ...], derived: dict[str, str]
     ) -> dict[str, Answer | Any]:
         answers: dict[str, Any] = {}
         back_channel = conn.session.can_send_request
@@ -180,7 +181,7 @@ class ToolFlow:
             if question in unaskable:
                 answers[question.key] = wire.fallback_outcome(question)
                 continue
-            answers[question.key] = await self._ask_one(conn, question)
+            answers[question.key] = await self._ask_one(conn, question, derived)
         return answers
 
     def _client_failed(self, question: Question, verb: str, detail: str) -> ResolutionError:
@@ -193,7 +194,9 @@ class ToolFlow:
             parameter=question.parameter,
         )
 
-    async def _ask_one(self, conn: Connection, question: Question) -> Answer:
+    async def _ask_one(
+        self, conn: Connection, question: Question, derived: dict[str, str]
+    ) -> Answer:
         request = question.request
         related = conn.request_id
         try:
@@ -204,7 +207,7 @@ class ToolFlow:
                     related_request_id=related,
                 )
             else:
-                eid = wire.elicitation_id(question)
+                eid = wire.elicitation_id(question, derived)
                 result = await conn.session.elicit_url(
                     request.message, request.url, eid, related_request_id=related
                 )
@@ -222,11 +225,8 @@ class ToolFlow:
             tool=self.tool,
         )
         if isinstance(request, ElicitURL) and request.wait and answer.action == "accept":
-            eid = wire.elicitation_id(question)
-            if completion.take_completed(eid):
-                # Finished before we began to wait: the client still deserves the notice.
-                await completion.notify(conn.session, eid, related)
-            elif not await completion.wait_for_completion(
+            eid = wire.elicitation_id(question, derived)
+            if not await completion.wait_for_completion(
                 eid, request.timeout, session=conn.session, request_id=related
             ):
                 raise ResolutionError(

@@ -37,6 +37,7 @@ from ..analysis.report import Analysed, active, check
 from ..engine.graph import ResolverGraph
 from ..errors import InvalidSignature
 from ..seal import KeyRing, ReplayGuard, StateSealer
+from .completion import announce
 from .flow import Connection, ToolFlow
 from .lifespan import Lifespan, keeping_scope, scope_of
 from .sealing import Principal, Sealing
@@ -214,6 +215,13 @@ class ResolvedTools:
         if isinstance(result, (types.InputRequiredResult, types.CallToolResult)):
             return result
         return _result(result)
+
+
+async def complete(target: ServerRequestContext[Any, Any] | None, elicitation_id: str) -> None:
+    """Mark a URL elicitation complete, as `mcp_resolve.mcp.complete` does: wake the calls
+    waiting on it (through the completion bus) and tell legacy clients; `target`, the
+    request context at hand if any, is told too when it is a legacy connection."""
+    await announce(elicitation_id, target.session if target is not None else None)
 
 
 _APP_SCOPE_HINT = (

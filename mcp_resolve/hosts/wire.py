@@ -16,17 +16,30 @@ from ..errors import ResolutionError
 from ..markers import NO_FALLBACK, Elicit, ElicitURL
 from ..outcomes import OUTCOME_TYPES, AcceptedElicitation, Outcome
 from ..schema import render_elicitation_schema
+from .completion import derive_id
 
 
-def elicitation_id(question: Question) -> str:
-    """The question's own id, or one derived from its key and digest (stable per question)."""
+def elicitation_id(question: Question, derived: dict[str, str]) -> str:
+    """The question's own id, else one made for this call (kept in `derived` by key).
+
+    A derived id is random, so it is unguessable and differs between calls and users: a
+    completion meant for one call never reaches another. It stays the same while one
+    call asks the question again.
+    """
     request = question.request
     if isinstance(request, ElicitURL) and request.elicitation_id:
         return request.elicitation_id
-    return f"{question.key}@{question.digest[:16]}"
+    made = derived.get(question.key)
+    if made is None:
+        made = derived[question.key] = derive_id(question.key)
+    return made
 
 
-def request_params(question: Question) -> types.ElicitRequestParams:
+def request_params(
+    question: Question, elicitation_id: str | None = None
+) -> types.ElicitRequestParams:
+    """The request for `question`; a URL question carries `elicitation_id` (legacy wire),
+    or its own, or none (2026-07-28 has no elicitation ids)."""
     request = question.request
     if isinstance(request, Elicit):
         return types.ElicitRequestFormParams(
@@ -34,7 +47,9 @@ def request_params(question: Question) -> types.ElicitRequestParams:
             requested_schema=render_elicitation_schema(request.schema),
         )
     return types.ElicitRequestURLParams(
-        message=request.message, url=request.url, elicitation_id=elicitation_id(question)
+        message=request.message,
+        url=request.url,
+        elicitation_id=elicitation_id or request.elicitation_id,
     )
 
 
