@@ -20,6 +20,8 @@ from ..plan.plan import Plan
 from .app_scope import AppScope
 from .resolution import Resolution
 from .results import Resolved
+from .traced import TracedResolution
+from .tracing import CallTrace
 
 
 class ResolverGraph(Graph):
@@ -34,7 +36,12 @@ class ResolverGraph(Graph):
         self._planned: tuple[tuple[int, tuple[tuple[int, int], ...]], ResolverGraph] | None = None
 
     def start(
-        self, arguments: Mapping[str, Any], context: Any = None, *, app: AppScope | None = None
+        self,
+        arguments: Mapping[str, Any],
+        context: Any = None,
+        *,
+        app: AppScope | None = None,
+        trace: CallTrace | None = None,
     ) -> Resolution:
         """Begin resolving one call; use the result as an async context manager.
 
@@ -42,8 +49,12 @@ class ResolverGraph(Graph):
         resolved parameter's name are ignored. `context` is injected into every resolver
         parameter annotated with one of the graph's context types. `app` is the scope that
         keeps app-scoped values (the server's, given by hosts); a graph with app-scoped
-        resolvers needs one.
+        resolvers needs one. `trace` records the call's spans (`tracing.start_call`); an
+        untraced call never looks at tracing again.
         """
+        if trace is not None:
+            graph = self.effective()
+            return TracedResolution(graph, graph.plan, arguments, context, app, trace)
         if overrides.version != self._seen_version or (self.depends and provider_active()):
             graph = self.effective()
             return Resolution(graph, graph.plan, arguments, context, app)

@@ -368,7 +368,7 @@ class Resolution:
         """Run ready sync resolvers in one worker-thread hop, in graph order."""
         calls = [(node, self._kwargs(node)) for node in nodes]
         self._current = tuple(nodes)
-        done, error = await anyio.to_thread.run_sync(call_all, calls)
+        done, error = await anyio.to_thread.run_sync(self._calls, calls)
         for (node, _), (result, generator) in zip(calls, done, strict=False):
             if generator is not None:
                 self._exit_stack().push_sync(generator, node.name)
@@ -376,6 +376,8 @@ class Resolution:
         if error is not None:
             self.failed = self.failed or calls[len(done)][0]
             raise error
+
+    _calls = staticmethod(call_all)  # the hop's worker-thread side (a traced call times each)
 
     async def _hop_walk(self, nodes: list[Node], extend: tuple[Node, ...]) -> None:
         """The walk's thread hop: this level's sync resolvers, then any later sync resolver

@@ -29,17 +29,12 @@ from ..engine.graph import ResolverGraph
 from ..engine.questions import Answer, Question
 from ..engine.resolution import Resolution
 from ..engine.results import Suspended
+from ..engine.tracing import start_call
 from ..errors import ResolutionError
 from ..markers import Elicit, ElicitURL
 from ..seal import OversizedState
 from . import completion, wire
-from .at_most_once import (
-    DEFAULT_STATE_TTL,
-    AtMostOnce,
-    Principal,
-    Unsealed,
-    check_state_ttl,
-)
+from .at_most_once import DEFAULT_STATE_TTL, AtMostOnce, Principal, Unsealed, check_state_ttl
 from .lifespan import no_app_scope
 from .replay_guard import ReplayGuard, check_replay_guard
 from .state import RoundState, StateError
@@ -154,7 +149,10 @@ class ToolFlow:
         return await self._legacy(conn, arguments, body)
 
     async def _legacy(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
-        async with self.graph.start(arguments, conn.context, app=conn.app) as resolution:
+        trace = start_call(self.tool, "legacy", 1)
+        async with self.graph.start(
+            arguments, conn.context, app=conn.app, trace=trace
+        ) as resolution:
             with self._translated(resolution):
                 outcome = await resolution.resolve()
                 rounds = 0
@@ -251,11 +249,16 @@ class ToolFlow:
                 logger.info("Tool %r: request state ignored (%s); asking again", self.tool, exc)
             if self.once is not None:
                 await self.once.claim(state, conn.request_context, opened.expires_at)
-        async with self.graph.start(arguments, conn.context, app=conn.app) as resolution:
+        trace = start_call(self.tool, MODERN, state.rounds + 1)
+        async with self.graph.start(
+            arguments, conn.context, app=conn.app, trace=trace
+        ) as resolution:
             with self._translated(resolution):
                 answers = None
                 if state.asked or state.answers:
                     responses = self._responses(conn, state, resolution.graph)
+                    if trace is not None:  # this round's answers, to the last round's questions
+                        trace.answered(responses, state.rounds)
                     answers = state.answers_with(responses)
                 outcome = await resolution.resolve(answers)
                 while isinstance(outcome, Suspended):
