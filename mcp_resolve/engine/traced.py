@@ -59,7 +59,8 @@ class TracedResolution(Resolution):
         for span in self._open.values():  # started, never settled: the call ended first
             CallTrace.ended(span, "abandoned")
         self._open.clear()
-        outcome = "resolved" if type(self._result) is Resolved else "questions"
+        kind = type(self._result)
+        outcome = "resolved" if kind is Resolved else "questions" if kind is Suspended else "none"
         self._trace.finish(outcome, error)
 
     async def resolve(
