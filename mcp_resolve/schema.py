@@ -10,11 +10,10 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import CoreRef, GenerateJsonSchema, JsonRef, JsonSchemaValue
 
+from .form_fields import broken_rule, titled_choices
+
 __all__ = ["render_elicitation_schema"]
 
-_MISSING: Any = object()
-_STRING_FORMATS = frozenset({"email", "uri", "date", "date-time"})
-_LABELS = frozenset({"title", "description", "default"})
 # Core schema kinds that only wrap the type a field really has (validators, defaults, None).
 _WRAPPERS = frozenset(
     {
@@ -113,10 +112,10 @@ def _render(model: type[BaseModel]) -> dict[str, Any]:
     left_empty: list[str] = []
     for name, rendered in raw_properties.items():
         prop, nullable = _normalise(rendered, definitions)
-        if not _is_primitive(prop):
+        problem = broken_rule(name, prop, definitions)
+        if problem is not None:
             raise TypeError(
-                f"Elicitation schema field {name!r} rendered as {rendered!r}, which is not a "
-                "valid PrimitiveSchemaDefinition"
+                f"Elicitation schema field {name!r} rendered as {rendered!r}: {problem}"
             )
         properties[name] = _sorted(prop)
         if name in pydantic_required:
@@ -156,7 +155,7 @@ def _normalise(rendered: dict[str, Any], definitions: Mapping[str, Any]) -> tupl
     prop = _as_choices(_inline_enum(prop, definitions))
     if isinstance(prop.get("items"), dict):
         prop["items"] = _as_choices(_inline_enum(prop["items"], definitions))
-    if "enum" in prop and "oneOf" in prop and _titled_values(prop["oneOf"]) == prop["enum"]:
+    if "enum" in prop and "oneOf" in prop and titled_choices(prop["oneOf"], "")[0] == prop["enum"]:
         del prop["enum"]  # a Literal that also carries titled choices: the titles win
     if "default" in prop and prop["default"] is None:
         del prop["default"]
@@ -185,92 +184,3 @@ def _as_choices(prop: dict[str, Any]) -> dict[str, Any]:
         prop = dict(prop)
         prop["enum"] = [prop.pop("const")]
     return prop
-
-
-def _is_str_list(value: Any) -> bool:
-    return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
-
-
-def _is_count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _titled_values(options: Any) -> list[str] | None:
-    """The values of a `[{"const": value, "title": label}, ...]` list, or None if malformed."""
-    if not isinstance(options, list) or not options:
-        return None
-    values: list[str] = []
-    for option in options:
-        if not (
-            isinstance(option, dict)
-            and option.keys() == {"const", "title"}
-            and isinstance(option["const"], str)
-            and isinstance(option["title"], str)
-        ):
-            return None
-        values.append(option["const"])
-    return values
-
-
-def _is_primitive(prop: Any) -> bool:
-    """The allow-list: one rule per PrimitiveSchemaDefinition variant of the MCP spec."""
-    if not isinstance(prop, dict):
-        return False
-    if not all(isinstance(prop[key], str) for key in ("title", "description") if key in prop):
-        return False
-    keys = prop.keys() - _LABELS
-    default = prop.get("default", _MISSING)
-    kind = prop.get("type")
-    if kind == "string" and "enum" in prop:
-        choices = prop["enum"] if _is_str_list(prop["enum"]) else None
-        return keys == {"type", "enum"} and _default_in(default, choices)
-    if kind == "string" and "oneOf" in prop:
-        return keys == {"type", "oneOf"} and _default_in(default, _titled_values(prop["oneOf"]))
-    if kind == "string":
-        return (
-            keys <= {"type", "minLength", "maxLength", "format"}
-            and all(_is_count(prop[key]) for key in ("minLength", "maxLength") if key in prop)
-            and prop.get("format", "uri") in _STRING_FORMATS
-            and (default is _MISSING or isinstance(default, str))
-        )
-    if kind in ("number", "integer"):
-        exact = int if kind == "integer" else (int, float)
-        return (
-            keys <= {"type", "minimum", "maximum"}
-            and all(_is_number(prop[key]) for key in ("minimum", "maximum") if key in prop)
-            and (default is _MISSING or (_is_number(default) and isinstance(default, exact)))
-        )
-    if kind == "boolean":
-        return keys == {"type"} and (default is _MISSING or isinstance(default, bool))
-    if kind == "array":
-        choices = _item_choices(prop.get("items"))
-        return (
-            keys <= {"type", "items", "minItems", "maxItems"}
-            and choices is not None
-            and all(_is_count(prop[key]) for key in ("minItems", "maxItems") if key in prop)
-            and (
-                default is _MISSING
-                or (isinstance(default, list) and all(_default_in(v, choices) for v in default))
-            )
-        )
-    return False
-
-
-def _item_choices(items: Any) -> list[str] | None:
-    """The values a multi-select offers: untitled `{"type": "string", "enum": [...]}` items
-    or titled `{"anyOf": [{"const", "title"}, ...]}` items."""
-    if not isinstance(items, dict):
-        return None
-    if items.keys() == {"type", "enum"} and items["type"] == "string":
-        return items["enum"] if _is_str_list(items["enum"]) else None
-    if items.keys() == {"anyOf"}:
-        return _titled_values(items["anyOf"])
-    return None
-
-
-def _default_in(default: Any, choices: list[str] | None) -> bool:
-    return choices is not None and (default is _MISSING or default in choices)

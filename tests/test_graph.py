@@ -237,8 +237,8 @@ def test_a_declared_question_with_a_nested_model_fails_at_decoration() -> None:
     schema_error = info.value.__cause__
     assert isinstance(schema_error, TypeError)
     assert str(schema_error).startswith(
-        "Elicitation schema field 'address' rendered as {'$ref': '#/$defs/Address'}, "
-        "which is not a valid PrimitiveSchemaDefinition"
+        "Elicitation schema field 'address' rendered as {'$ref': '#/$defs/Address'}: "
+        "it is a nested model (Address)"
     )
     assert (info.value.kind, info.value.name, info.value.resolver) == ("tool", "tool", "ask")
     assert str(info.value).startswith(

@@ -239,20 +239,6 @@ async def test_a_forged_answer_never_replaces_a_computed_value() -> None:
     assert result.structured_content == {"result": 7}
 
 
-async def test_an_answer_without_the_state_that_asked_is_asked_again() -> None:
-    key = f"{__name__}:ask_name"
-    answers = {
-        key: types.ElicitResult(action="accept", content={"name": "Mallory"}),
-        f"{__name__}:ask_age": types.ElicitResult(action="accept", content={"age": 1}),
-    }
-    async with Client(people_server(), mode="2026-07-28", elicitation_callback=answering()) as c:
-        result = await c.session.call_tool(
-            "greet", {}, input_responses=answers, allow_input_required=True
-        )
-    assert isinstance(result, types.InputRequiredResult)
-    assert key in (result.input_requests or {})
-
-
 async def test_unknown_response_keys_are_ignored() -> None:
     async with Client(people_server(), mode="2026-07-28", elicitation_callback=answering()) as c:
 

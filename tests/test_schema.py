@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, Optional
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import AnyUrl, BaseModel, ConfigDict, Field, HttpUrl, create_model
+from pydantic import AnyUrl, BaseModel, ConfigDict, Field, HttpUrl, ValidationError, create_model
 
 from mcp_resolve.schema import render_elicitation_schema
 
@@ -240,7 +240,7 @@ def test_literal_with_matching_titled_choices_renders_only_the_titled_form() -> 
 
 def test_titled_choices_that_disagree_with_the_literal_are_refused() -> None:
     annotation = Annotated[Literal["a", "c"], Field(json_schema_extra={"oneOf": TITLED})]
-    with pytest.raises(TypeError, match="not a valid PrimitiveSchemaDefinition"):
+    with pytest.raises(TypeError, match="enum and its titled oneOf choices disagree"):
         prop(annotation)
 
 
@@ -359,46 +359,119 @@ def test_nested_model_is_refused_with_the_exact_message() -> None:
     with pytest.raises(TypeError) as excinfo:
         render_elicitation_schema(Order)
     assert str(excinfo.value) == (
-        "Elicitation schema field 'address' rendered as {'$ref': '#/$defs/Address'}, "
-        "which is not a valid PrimitiveSchemaDefinition"
+        "Elicitation schema field 'address' rendered as {'$ref': '#/$defs/Address'}: it is "
+        "a nested model (Address), and a form holds only flat fields: put its fields in this "
+        "model instead of `address` (`address_street`), or ask for Address in a second question"
     )
 
 
 @pytest.mark.parametrize(
-    ("annotation", "rendered_fragment"),
+    ("annotation", "rendered_fragment", "rule"),
     [
-        pytest.param(dict[str, int], "'additionalProperties': {'type': 'integer'}", id="dict"),
-        pytest.param(list[int], "'items': {'type': 'integer'}", id="list-of-int"),
         pytest.param(
-            int | str, "'anyOf': [{'type': 'integer'}, {'type': 'string'}]", id="int-or-str"
+            dict[str, int],
+            "'additionalProperties': {'type': 'integer'}",
+            "a form cannot enforce a mapping: a form holds only named fields",
+            id="dict",
         ),
-        pytest.param(Annotated[int, Field(gt=0)], "'exclusiveMinimum': 0", id="gt"),
-        pytest.param(Annotated[float, Field(lt=1)], "'exclusiveMaximum': 1", id="lt"),
-        pytest.param(Annotated[int, Field(multiple_of=5)], "'multipleOf': 5", id="multiple-of"),
-        pytest.param(Annotated[str, Field(pattern="^[a-z]+$")], "'pattern'", id="pattern"),
-        pytest.param(tuple[str, str], "'prefixItems'", id="tuple"),
-        pytest.param(set[Literal["a", "b"]], "'uniqueItems': True", id="set"),
-        pytest.param(Optional[Address], "'$ref': '#/$defs/Address'", id="optional-model"),  # noqa: UP045
-        pytest.param(Level, "'$ref': '#/$defs/Level'", id="int-enum"),
-        pytest.param(Literal[1, 2], "'enum': [1, 2]", id="int-literal"),
-        pytest.param(datetime.time, "'format': 'time'", id="time-format"),
-        pytest.param(bytes, "'format': 'binary'", id="bytes"),
         pytest.param(
-            Annotated[str, Field(json_schema_extra={"enumNames": ["A"], "enum": ["a"]})],
+            list[int], "'items': {'type': 'integer'}", "its items must be string choices", id="list"
+        ),
+        pytest.param(
+            int | str,
+            "'anyOf': [{'type': 'integer'}, {'type': 'string'}]",
+            "a form field has one type, not a union",
+            id="int-or-str",
+        ),
+        pytest.param(Annotated[int, Field(gt=0)], "'exclusiveMinimum': 0", "use ge=", id="gt"),
+        pytest.param(Annotated[float, Field(lt=1)], "'exclusiveMaximum': 1", "use le=", id="lt"),
+        pytest.param(
+            Annotated[int, Field(multiple_of=5)], "'multipleOf': 5", "multiple_of", id="multiple-of"
+        ),
+        pytest.param(
+            Annotated[str, Field(pattern="^[a-z]+$")],
+            "'pattern'",
+            "a form cannot enforce a pattern",
+            id="pattern",
+        ),
+        pytest.param(tuple[str, str], "'prefixItems'", "a fixed-length tuple", id="tuple"),
+        pytest.param(set[Literal["a", "b"]], "'uniqueItems': True", "unique items", id="set"),
+        pytest.param(
+            Optional[Address],  # noqa: UP045
+            "'$ref': '#/$defs/Address'",
+            "it is a nested model (Address)",
+            id="optional-model",
+        ),
+        pytest.param(
+            Level, "'$ref': '#/$defs/Level'", "a choice field offers strings", id="int-enum"
+        ),
+        pytest.param(
+            Literal[1, 2], "'enum': [1, 2]", "a choice field offers strings", id="int-literal"
+        ),
+        pytest.param(
+            datetime.time, "'format': 'time'", "format is one of date, date-time", id="time"
+        ),
+        pytest.param(bytes, "'format': 'binary'", "not 'binary'", id="bytes"),
+        pytest.param(
+            Annotated[str, Field(json_schema_extra={"enumNames": ["A", "B"], "enum": ["a"]})],
+            "'enumNames': ['A', 'B']",
+            "enumNames must be a list of 1 strings, one title per enum value",
+            id="enum-names-of-another-length",
+        ),
+        pytest.param(
+            Annotated[str, Field(json_schema_extra={"enumNames": [1], "enum": ["a"]})],
+            "'enumNames': [1]",
+            "enumNames must be a list of 1 strings",
+            id="enum-names-not-strings",
+        ),
+        pytest.param(
+            Annotated[str, Field(json_schema_extra={"enumNames": ["A"]})],
             "'enumNames': ['A']",
-            id="enum-names",
+            "this kind of form field cannot carry 'enumNames'",
+            id="enum-names-without-enum",
         ),
     ],
 )
-def test_shapes_a_form_cannot_render_are_refused_naming_the_field_and_its_rendering(
-    annotation: Any, rendered_fragment: str
+def test_shapes_a_form_cannot_render_are_refused_naming_the_rule_they_break(
+    annotation: Any, rendered_fragment: str, rule: str
 ) -> None:
     with pytest.raises(TypeError) as excinfo:
         render_elicitation_schema(one_field(annotation))
     message = str(excinfo.value)
     assert message.startswith("Elicitation schema field 'x' rendered as {")
-    assert message.endswith("}, which is not a valid PrimitiveSchemaDefinition")
     assert rendered_fragment in message
+    assert rule in message.split("}: ", 1)[1]
+    assert "PrimitiveSchemaDefinition" not in message
+
+
+def test_the_legacy_titled_enum_renders_as_it_is_and_its_answers_validate() -> None:
+    class Size(BaseModel):
+        size: Annotated[
+            Literal["s", "m"], Field(json_schema_extra={"enumNames": ["Small", "Medium"]})
+        ]
+        legacy: str = Field("a", json_schema_extra={"enum": ["a", "b"], "enumNames": ["Ay", "Bee"]})
+
+    schema = render_elicitation_schema(Size)
+    assert schema["properties"]["size"] == {
+        "enum": ["s", "m"],
+        "enumNames": ["Small", "Medium"],
+        "title": "Size",
+        "type": "string",
+    }
+    assert schema["properties"]["legacy"]["enumNames"] == ["Ay", "Bee"]
+    assert Size.model_validate({"size": "m"}).size == "m"
+    with pytest.raises(ValidationError):
+        Size.model_validate({"size": "Medium"})
+
+
+def test_enums_and_literals_never_render_the_legacy_titled_enum() -> None:
+    class Choices(BaseModel):
+        colour: Color
+        level: Literal["low", "high"]
+        many: list[Literal["a", "b"]]
+
+    rendered = json.dumps(render_elicitation_schema(Choices))
+    assert "enumNames" not in rendered
 
 
 def test_default_outside_the_choices_is_refused() -> None:
@@ -415,7 +488,7 @@ def test_anything_but_a_model_class_is_refused_with_a_clear_message(not_a_model:
 def test_a_refused_model_is_refused_again_on_every_call() -> None:
     model = one_field(list[int])
     for _ in range(2):
-        with pytest.raises(TypeError, match="not a valid PrimitiveSchemaDefinition"):
+        with pytest.raises(TypeError, match="its items must be string choices"):
             render_elicitation_schema(model)
 
 

@@ -54,6 +54,17 @@ def test_a_form_is_filled_with_yes_no_numbers_choices_and_defaults() -> None:
     assert Order.model_validate(content).colour is Colour.BLUE
 
 
+def test_the_legacy_titled_enum_shows_its_titles_and_answers_its_values() -> None:
+    class Size(BaseModel):
+        size: Literal["s", "l"] = Field(json_schema_extra={"enumNames": ["Small", "Large"]})
+
+    ask, _ = typing_("2")
+    output: list[str] = []
+    content = fill_form(render_elicitation_schema(Size), ask, output.append)
+    assert content == {"size": "l"}
+    assert "    2. Large" in output
+
+
 def test_a_value_that_does_not_fit_is_asked_again() -> None:
     ask, _ = typing_("maybe", "no", "9", "3", "7", "1", "", "", "")
     output: list[str] = []

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, get_type_hints
 
 from pydantic import BaseModel
@@ -148,7 +150,26 @@ def qualified_name(fn: Callable[..., Any]) -> str:
         module, name = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
     else:
         module, name = type(fn).__module__, type(fn).__qualname__
+        fn = type(fn)
+    if module == "__main__":
+        module = _main_module_name(fn)
     return f"{module or '?'}:{name or type(fn).__qualname__}"
+
+
+def _main_module_name(fn: Any) -> str:
+    """The name a `__main__` module has when imported: a key must not depend on how it ran.
+
+    `python -m package.module` keeps the real name in `__spec__`; a script run by path has
+    none, and is named after its file, which is what importing it from its folder gives.
+    """
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if spec is not None and getattr(spec, "name", None) not in (None, "__main__"):
+        return str(spec.name)
+    try:
+        path = inspect.getsourcefile(fn) or inspect.getfile(fn)
+    except (TypeError, OSError):
+        return "__main__"
+    return Path(path).stem or "__main__"
 
 
 def identity(fn: Callable[..., Any]) -> object:

@@ -72,7 +72,9 @@ def _choices(prop: Mapping[str, Any]) -> list[tuple[Any, str]]:
             (c["const"], c.get("title", str(c["const"])))
             for c in source.get("oneOf") or source["anyOf"]
         ]
-    return [(v, str(v)) for v in source.get("enum", ())]
+    values = source.get("enum", ())
+    titles = source.get("enumNames") or [str(v) for v in values]  # the legacy titled enum
+    return list(zip(values, titles, strict=False))
 
 
 def _hint(prop: Mapping[str, Any], default: Any, required: bool) -> str:

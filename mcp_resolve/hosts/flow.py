@@ -260,6 +260,9 @@ class ToolFlow:
                     if trace is not None:  # this round's answers, to the last round's questions
                         trace.answered(responses, state.rounds)
                     answers = state.answers_with(responses)
+                elif conn.request_state is None and conn.input_responses:
+                    # No state: answers to the questions as this call asks them (see docs)
+                    answers = self._responses(conn, None, resolution.graph)
                 outcome = await resolution.resolve(answers)
                 while isinstance(outcome, Suspended):
                     fallbacks = self._fallbacks(conn, outcome.questions)
@@ -337,15 +340,18 @@ class ToolFlow:
             tool=self.tool,
         )
 
-    def _responses(self, conn: Connection, state: RoundState, graph: Graph) -> dict[str, Answer]:
+    def _responses(
+        self, conn: Connection, state: RoundState | None, graph: Graph
+    ) -> dict[str, Answer]:
         """This round's answers, read against the graph the call really runs (which an
-        override in a test may have replaced)."""
+        override in a test may have replaced). With a `state`, only answers to questions it
+        records as asked count; on a first call, an answer counts unpinned for its key."""
         responses: dict[str, Answer] = {}
         by_key = self.by_key if graph is self.graph else {n.key: n for n in graph.nodes}
         for key, response in (conn.input_responses or {}).items():
             node = by_key.get(key)
-            if node is None or key not in state.asked:
-                continue  # unknown keys, and answers without the state that asked, are ignored
+            if node is None or (state is not None and key not in state.asked):
+                continue  # unknown keys, and answers the state did not ask for, are ignored
             responses[key] = wire.answer_from(
                 response,
                 url=node.asks == "url",
