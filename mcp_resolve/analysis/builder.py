@@ -133,6 +133,7 @@ class _Builder(ParameterReader):
             if marker is not None:
                 node_id = self.visit(marker, param.name)
                 if node_id is not None:
+                    self.check_fit(inner, self.nodes[node_id], None, param.name)
                     raw_targets.append((param.name, node_id, inner))
             elif self.is_context(annotation):
                 context.append(param.name)
@@ -255,6 +256,7 @@ class _Builder(ParameterReader):
             if marker is not None:
                 dep = self.visit(marker, param.name)
                 if dep is not None:
+                    self.check_fit(inner, self.nodes[dep], node.name, param.name)
                     convert, exact = self.converter(inner, node.name, param.name)
                     node.pending_deps.append((param.name, dep, convert, exact))
                 continue

@@ -120,7 +120,10 @@ def _runtime_class(member: Any) -> type | None:
 def outcome_members(annotation: Any) -> tuple[frozenset[type], Any] | None:
     """Whether `annotation` asks for outcomes: (the outcome classes allowed, the data type).
 
-    Returns None for an ordinary value annotation. `None` may be among the members (a
+    Returns None for an ordinary value annotation. An accepted form without a model
+    (`ElicitationResult`, `ElicitationResult[Any]`) allows an accepted URL question as
+    well, so a consumer that names no form receives any question's outcome. `None` may be
+    among the members (a
     resolver returning None means "nothing to ask about"), in which case `type(None)` is
     in the allowed set. Raises ValueError for a union that mixes outcome classes with other
     types, which no value could satisfy consistently.
@@ -144,6 +147,9 @@ def outcome_members(annotation: Any) -> tuple[frozenset[type], Any] | None:
             others.append(member)
     if not allowed - {type(None)}:
         return None
+    if AcceptedElicitation in allowed and (data is Any or isinstance(data, TypeVar)):
+        # A bare `ElicitationResult` (or `[Any]`) names no form: it takes a URL accept too.
+        allowed.add(AcceptedUrlElicitation)
     if others:
         raise ValueError(
             f"the annotation mixes elicitation outcomes with {type_name(others[0])}; "

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any, NoReturn, get_origin
+from typing import Any, NoReturn, get_args, get_origin
 
 from ..errors import FunctionKind, InvalidSignature
 from ..markers import Resolve
 from .edges import Convert, edge_converter, union_members
+from .fit import never_fits
 from .injected import lookalike_fix, markers, sdk_lookalike, split_markers
-from .nodes import type_hints
+from .nodes import ASYNC_GEN, SYNC_GEN, Node, type_hints
 
 _EMPTY = inspect.Parameter.empty
 
@@ -117,6 +118,20 @@ class ParameterReader:
             if isinstance(cls, type) and issubclass(cls, self.context_types):
                 return True
         return False
+
+    def check_fit(self, annotation: Any, dep: Node, resolver: str | None, param: str) -> None:
+        """Refuse a consumer that could never take the answer to its resolver's question."""
+        returns = self.hints(dep.fn, dep.name).get("return", _EMPTY)
+        if dep.kind in (ASYNC_GEN, SYNC_GEN) and get_args(returns):
+            returns = get_args(returns)[0]
+        refused = never_fits(annotation, returns)
+        if refused is not None:
+            self.problem(
+                f"{refused[0]} (resolver {dep.name!r})",
+                resolver=resolver,
+                parameter=param,
+                fix=refused[1],
+            )
 
     def converter(
         self, annotation: Any, resolver: str | None, param: str

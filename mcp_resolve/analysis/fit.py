@@ -1,0 +1,88 @@
+"""Whether a consumer could ever take what its resolver's return annotation says it asks.
+
+A consumer that cannot take the accepted answer of the only question its resolver asks
+would fail every time the user says yes, and that would first show at call time, after
+the user was asked. Where the resolver's return annotation makes it knowable, this is
+refused at decoration instead. Only certain failures are refused: a consumer that takes
+no accept at all (`DeclinedElicitation` alone) means to stop on any accept, and a resolver that may
+also return a value (`Receipt | ElicitURL`, where a waiting URL question resolves to the
+value) or whose annotation names no question is taken at its word.
+"""
+
+from __future__ import annotations
+
+from typing import Any, get_args, get_origin
+
+from pydantic import BaseModel
+
+from ..markers import Elicit, ElicitURL
+from ..outcomes import AcceptedElicitation, AcceptedUrlElicitation
+from .edges import EdgeRefusal, outcome_members, type_name, union_members, value_converter
+
+_ACCEPTS = frozenset({AcceptedElicitation, AcceptedUrlElicitation})
+
+
+def never_fits(consumer: Any, returns: Any) -> tuple[str, str] | None:
+    """(what never fits, the fix) for a consumer annotated `consumer` fed by a resolver
+    annotated `-> returns`; None when it can fit or the annotation does not tell."""
+    members = union_members(returns) or (returns,)
+    forms = [member for member in members if (get_origin(member) or member) is Elicit]
+    urls = [member for member in members if (get_origin(member) or member) is ElicitURL]
+    if len(forms) + len(urls) != 1:
+        return None  # no question, or several (refused elsewhere)
+    try:
+        outcome = outcome_members(consumer)
+    except ValueError:
+        return None  # the consumer's annotation is refused on its own
+    shown = type_name(consumer)
+    if forms:
+        args = get_args(forms[0])
+        model = args[0] if args and isinstance(args[0], type) else None
+        name = model.__name__ if model is not None else "the model"
+        if outcome is not None and outcome[0] & _ACCEPTS == {AcceptedUrlElicitation}:
+            return (
+                f"takes {shown}, which has no place for the form its resolver asks "
+                f"({name}): the user's accept could never reach it",
+                f"annotate it ElicitationResult[{name}] to branch on the answer, or {name} "
+                "to receive the data",
+            )
+        target = outcome[1] if outcome is not None else consumer
+        if model is not None and _other_model(model, target):
+            return (
+                f"takes {type_name(target)}, but its resolver asks a form of {name}: the "
+                "answer could never be converted",
+                f"annotate it with {name} (or ElicitationResult[{name}])",
+            )
+        return None
+    if len(members) != 1:
+        return None  # the resolver may also return a value, as a waiting URL question does
+    if outcome is not None:
+        if outcome[0] & _ACCEPTS != {AcceptedElicitation}:
+            return None
+        return (
+            f"takes {shown}, but its resolver only asks a URL question, whose accept "
+            "carries no form data",
+            "annotate it UrlElicitationResult (or a bare ElicitationResult)",
+        )
+    convert = value_converter(consumer)
+    try:
+        if convert is not None:
+            convert(None)
+    except EdgeRefusal:
+        return (
+            f"takes {shown}, but its resolver only asks a URL question, whose accept "
+            "carries no value (the parameter would receive None)",
+            "annotate it UrlElicitationResult to branch on the answer",
+        )
+    return None
+
+
+def _other_model(model: type, target: Any) -> bool:
+    """Whether form data of `model` can never validate as `target` (another model)."""
+    return (
+        isinstance(target, type)
+        and issubclass(target, BaseModel)
+        and issubclass(model, BaseModel)
+        and not issubclass(model, target)
+        and not target.model_config.get("from_attributes")
+    )
