@@ -41,6 +41,7 @@ from .state import RoundState, StateError
 from .translate import Translate
 
 logger = logging.getLogger("mcp_resolve")
+Answers = dict[str, Answer]
 
 MODERN = "2026-07-28"
 DEFAULT_MAX_ROUNDS = 16
@@ -260,8 +261,7 @@ class ToolFlow:
                     if trace is not None:  # this round's answers, to the last round's questions
                         trace.answered(responses, state.rounds)
                     answers = state.answers_with(responses)
-                elif conn.request_state is None and conn.input_responses:
-                    # No state: answers to the questions as this call asks them (see docs)
+                elif conn.request_state is None and conn.input_responses:  # a first call
                     answers = self._responses(conn, None, resolution.graph)
                 outcome = await resolution.resolve(answers)
                 while isinstance(outcome, Suspended):
@@ -340,13 +340,11 @@ class ToolFlow:
             tool=self.tool,
         )
 
-    def _responses(
-        self, conn: Connection, state: RoundState | None, graph: Graph
-    ) -> dict[str, Answer]:
-        """This round's answers, read against the graph the call really runs (which an
-        override in a test may have replaced). With a `state`, only answers to questions it
-        records as asked count; on a first call, an answer counts unpinned for its key."""
-        responses: dict[str, Answer] = {}
+    def _responses(self, conn: Connection, state: RoundState | None, graph: Graph) -> Answers:
+        """This round's answers, read against the graph the call really runs (an override in
+        a test may replace it): with a `state`, to the questions it records as asked; on a
+        first call, unpinned, to the question each key names (docs/protocol-generations.md)."""
+        responses: Answers = {}
         by_key = self.by_key if graph is self.graph else {n.key: n for n in graph.nodes}
         for key, response in (conn.input_responses or {}).items():
             node = by_key.get(key)
