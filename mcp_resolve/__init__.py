@@ -1,8 +1,10 @@
 """Resolvers for MCP tools: fill a parameter by computing it or by asking the user."""
 
+from .client_requests import ListRoots, Sample
 from .engine.app_scope import AppScope
 from .engine.graph import ResolverGraph
 from .engine.questions import Answer, Question
+from .engine.replies import Supplied
 from .engine.resolution import Resolution
 from .engine.results import Resolved, Suspended
 from .errors import InvalidSignature, ResolutionError
@@ -28,12 +30,15 @@ __all__ = [
     "ElicitURL",
     "ElicitationResult",
     "InvalidSignature",
+    "ListRoots",
     "Question",
     "Resolution",
     "ResolutionError",
     "Resolve",
     "Resolved",
     "ResolverGraph",
+    "Sample",
+    "Supplied",
     "Suspended",
     "UrlElicitationResult",
     "render_elicitation_schema",

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypeVar, get_args, get_origin
+from typing import Any, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel
 
+from ..client_requests import KINDS, Kind, ListRoots, Sample
 from ..errors import FunctionKind, InvalidSignature
 from ..markers import Elicit, ElicitURL, Resolve
 from ..schema import render_elicitation_schema
 from .arguments import argument_names, unfillable_fix
 from .depends import DependsMarker
 from .edges import union_members
-from .injected import lookalike_fix, sdk_lookalike
+from .injected import is_client_capabilities, lookalike_fix, sdk_lookalike
 from .nodes import (
     ASYNC_GEN,
     SYNC_GEN,
@@ -252,6 +253,9 @@ class _Builder(ParameterReader):
             if self.is_context(annotation):
                 node.context_params.append(param.name)
                 continue
+            if is_client_capabilities(annotation):
+                node.capability_params.append(param.name)
+                continue
             marker, inner = self.marker(annotation, node.name, param.name, param.default)
             if marker is not None:
                 dep = self.visit(marker, param.name)
@@ -269,15 +273,15 @@ class _Builder(ParameterReader):
         origin = get_origin(annotation)
         if node.kind in (ASYNC_GEN, SYNC_GEN) and get_args(annotation):
             annotation = get_args(annotation)[0]
-        asked: list[tuple[Literal["form", "url"], type[BaseModel] | None]] = []
+        asked: list[tuple[Kind, type[BaseModel] | None]] = []
         for member in union_members(annotation) or (annotation,):
             origin = get_origin(member) or member
             if origin is Elicit:
                 args = get_args(member)
                 model = args[0] if args and isinstance(args[0], type) else None
                 asked.append(("form", model))
-            elif origin is ElicitURL:
-                asked.append(("url", None))
+            elif origin is ElicitURL or origin is Sample or origin is ListRoots:
+                asked.append((KINDS[origin], None))
             elif sdk_lookalike(member) is not None:
                 self.problem(
                     f"returns the MCP SDK's {sdk_lookalike(member)}, which mcp_resolve does "

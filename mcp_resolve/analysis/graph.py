@@ -113,6 +113,11 @@ class Graph:
         return {n.key: n for n in self.nodes if n.asks is not None}
 
     @property
+    def wants_capabilities(self) -> bool:
+        """Whether a resolver takes the client's capabilities (hosts then read them per call)."""
+        return any(node.capability_params for node in self.nodes)
+
+    @property
     def app_scoped(self) -> tuple[Node, ...]:
         """The app-scoped resolvers (a call of this graph needs the server's scope)."""
         return tuple(node for node in self.nodes if node.app)

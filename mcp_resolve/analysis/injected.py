@@ -37,6 +37,21 @@ def sdk_lookalike(value: Any) -> str | None:
     return None
 
 
+def is_client_capabilities(annotation: Any) -> bool:
+    """Whether `annotation` is the SDK's `ClientCapabilities` (or an optional one).
+
+    Such a resolver parameter receives what the client declared when it connected, on
+    every host; recognised by module and name because nothing below the hosts imports the
+    SDK (`mcp_types`, re-exported by `mcp.types`).
+    """
+    for member in union_members(annotation) or (annotation,):
+        if isinstance(member, type) and member.__qualname__ == "ClientCapabilities":
+            module = member.__module__ or ""
+            if module.split(".")[0] in ("mcp_types", "mcp"):
+                return True
+    return False
+
+
 def lookalike_fix(name: str) -> str:
     """What to do about the SDK's `name` where mcp_resolve's is meant."""
     return (

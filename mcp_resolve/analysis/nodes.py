@@ -8,10 +8,11 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_type_hints
+from typing import Any, get_type_hints
 
 from pydantic import BaseModel
 
+from ..client_requests import Kind
 from .edges import Convert
 
 # Plain ints, not an Enum: the engine compares kinds on every resolver of every call, and an
@@ -43,6 +44,7 @@ class Node:
         "app_key",
         "argument_params",
         "asks",
+        "capability_params",
         "context_params",
         "dep_params",
         "dependents",
@@ -77,9 +79,10 @@ class Node:
         self.eager = False
         self.app_key: object = None
         self.key = ""
-        self.asks: Literal["form", "url"] | None = None
+        self.asks: Kind | None = None
         self.schema: type[BaseModel] | None = None
         self.context_params: list[str] = []
+        self.capability_params: list[str] = []  # receive the client's declared capabilities
         self.argument_params: list[tuple[str, str]] = []
         self.pending_deps: list[tuple[str, object, Convert, frozenset[type] | None]] = []
         self.unbound: list[inspect.Parameter] = []
@@ -93,7 +96,9 @@ class Node:
         self.suspends: bool | None = None if self.is_async else True
 
     def freeze(self) -> Node:
-        self.has_params = bool(self.context_params or self.argument_params or self.dep_params)
+        self.has_params = bool(
+            self.context_params or self.capability_params or self.argument_params or self.dep_params
+        )
         self.pending_deps = []
         self.unbound = []
         return self

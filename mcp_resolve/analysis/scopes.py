@@ -33,6 +33,14 @@ def check_scopes(nodes: Sequence[Node], problem: Report) -> None:
                 fix=f"read the context in a per-call resolver that takes {node.name}'s "
                 f"value, or {per_call}",
             )
+        for name in node.capability_params:
+            problem(
+                "takes the client's capabilities, but the resolver is app-scoped: its one "
+                "value is shared by every client",
+                resolver=node.name,
+                parameter=name,
+                fix=f"read the capabilities in a per-call resolver, or {per_call}",
+            )
         for name, argument in node.argument_params:
             problem(
                 f"is filled from the tool argument {argument!r}, but the resolver is "

@@ -7,22 +7,26 @@ resolver and parameter, never a validation dump.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from ..analysis.nodes import Node
 from ..errors import ResolutionError
-from ..markers import ElicitURL
+from ..markers import Elicit, ElicitURL
 from ..outcomes import (
+    OUTCOME_TYPES,
     AcceptedElicitation,
     AcceptedUrlElicitation,
     CancelledElicitation,
     DeclinedElicitation,
     Outcome,
 )
+from ..plan.compiler import BLOCKED, PENDING
 from ..schema import fields_left_empty_as_none, render_elicitation_schema
 from .questions import Answer, Question
+from .replies import Supplied
 
 DECLINED = DeclinedElicitation()
 CANCELLED = CancelledElicitation()
@@ -39,6 +43,8 @@ def outcome_of(question: Question, answer: Answer, tool: str) -> Any:
         return CANCELLED
     if isinstance(request, ElicitURL):
         return ACCEPTED_URL
+    if not isinstance(request, Elicit):  # pragma: no cover - replies go to reply_of
+        raise TypeError(f"not a form question: {request!r}")
     where = f"resolver {question.resolver!r} for parameter {question.parameter!r} (tool {tool!r})"
     if answer.content is None:
         raise ResolutionError(
@@ -78,3 +84,37 @@ def check_undeclared(node: Node, schema: type[BaseModel], tool: str) -> None:
             "resolver's return annotation (-> Model | Elicit[Model]) to have this checked "
             "at start-up."
         ) from exc
+
+
+def take_answers(res: Any, answers: Mapping[str, Any]) -> None:
+    """Give a suspended resolution (`res`) answers: each question they answer gets its
+    outcome, and what was blocked on a question may run again.
+
+    An accepted URL question that waits for completion goes back to pending: the consent
+    is given, and its resolver runs again to decide whether the work is done.
+    """
+    values = res._values
+    received = res._answers if res._answers is not None else {}
+    for key, answer in answers.items():
+        if not isinstance(answer, (Answer, Supplied)) and type(answer) not in OUTCOME_TYPES:
+            raise TypeError(
+                f"answers must map question keys to Answer, an outcome or Supplied, got {answer!r}"
+            )
+        received[key] = answer
+    res._answers = received
+    stuck = 0
+    for node in res._graph.nodes:
+        value = values[node.index]
+        if type(value) is Question:
+            if node.key in answers:
+                outcome = res._answer_for(value)
+                if outcome is not None:
+                    values[node.index] = outcome
+                    continue
+                if value.request_waits and accepts(answers[node.key]):
+                    values[node.index] = PENDING  # consent given: run the resolver again
+                    continue
+            stuck += 1
+        elif value is BLOCKED:  # unblock what the answers may have released
+            values[node.index] = PENDING
+    res._stuck = stuck

@@ -28,8 +28,8 @@ import anyio.to_thread
 from ..analysis.edges import EdgeRefusal
 from ..analysis.graph import Graph
 from ..analysis.nodes import ASYNC, ASYNC_GEN, SYNC, Node
+from ..client_requests import QUESTION_CLASSES
 from ..errors import ResolutionError
-from ..markers import Elicit, ElicitURL
 from ..plan.compiler import PENDING
 from .cleanup import ExitStack
 from .refusal import refused
@@ -156,7 +156,7 @@ class AppScope:
             if fail is not None:
                 fail(node)
             raise
-        if isinstance(value, (Elicit, ElicitURL)):
+        if type(value) in QUESTION_CLASSES:
             if fail is not None:
                 fail(node)
             raise ResolutionError(

@@ -18,6 +18,7 @@ from ..analysis.nodes import identity
 from ..analysis.overrides import overrides
 from ..plan.plan import Plan
 from .app_scope import AppScope
+from .replies import ReplyParser
 from .resolution import Resolution
 from .results import Resolved
 from .traced import TracedResolution
@@ -42,6 +43,8 @@ class ResolverGraph(Graph):
         *,
         app: AppScope | None = None,
         trace: CallTrace | None = None,
+        replies: ReplyParser | None = None,
+        capabilities: Any = None,
     ) -> Resolution:
         """Begin resolving one call; use the result as an async context manager.
 
@@ -49,16 +52,22 @@ class ResolverGraph(Graph):
         resolved parameter's name are ignored. `context` is injected into every resolver
         parameter annotated with one of the graph's context types. `app` is the scope that
         keeps app-scoped values (the server's, given by hosts); a graph with app-scoped
-        resolvers needs one. `trace` records the call's spans (`tracing.start_call`); an
-        untraced call never looks at tracing again.
+        resolvers needs one. `replies` validates the client's result for a `Sample` or
+        `ListRoots` (the hosts give the SDK's result types; without it the consumer gets the
+        result's JSON); `capabilities` is what resolver parameters annotated with the SDK's
+        `ClientCapabilities` receive (what the client declared).
+        `trace` records the call's spans (`tracing.start_call`); an untraced call never
+        looks at tracing again.
         """
         if trace is not None:
             graph = self.effective()
-            return TracedResolution(graph, graph.plan, arguments, context, app, trace)
+            return TracedResolution(
+                graph, graph.plan, arguments, context, app, trace, replies, capabilities
+            )
         if overrides.version != self._seen_version or (self.depends and provider_active()):
             graph = self.effective()
-            return Resolution(graph, graph.plan, arguments, context, app)
-        return Resolution(self, self.plan, arguments, context, app)
+            return Resolution(graph, graph.plan, arguments, context, app, replies, capabilities)
+        return Resolution(self, self.plan, arguments, context, app, replies, capabilities)
 
     def effective(self) -> ResolverGraph:
         """The graph a call runs now: this one, or, while overrides replace any of its

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..client_requests import KINDS, AnyQuestion, Kind, ListRoots, Sample
 from ..markers import Elicit, ElicitURL
 from ..schema import render_elicitation_schema
 
@@ -24,13 +25,12 @@ class Question:
     most calls never need it.
     """
 
-    __slots__ = ("_digest", "key", "parameter", "request", "request_waits", "resolver")
+    __slots__ = ("_digest", "key", "kind", "parameter", "request", "request_waits", "resolver")
 
-    def __init__(
-        self, key: str, request: Elicit[Any] | ElicitURL, resolver: str, parameter: str
-    ) -> None:
+    def __init__(self, key: str, request: AnyQuestion, resolver: str, parameter: str) -> None:
         self.key = key
         self.request = request
+        self.kind: Kind = KINDS[type(request)]
         self.resolver = resolver
         self.parameter = parameter
         self.request_waits = isinstance(request, ElicitURL) and request.wait
@@ -43,7 +43,8 @@ class Question:
         return self._digest
 
     def rendered(self) -> dict[str, Any]:
-        """The question as a client sees it: message and schema, or message and URL."""
+        """The question as a client sees it: message and schema, message and URL, or the
+        client request (`sampling/createMessage` with its params, `roots/list`)."""
         return render_question(self.request)
 
     def __repr__(self) -> str:
@@ -72,7 +73,11 @@ class Answer:
             raise TypeError(f"Answer content must be a mapping, got {type(self.content).__name__}")
 
 
-def render_question(request: Elicit[Any] | ElicitURL) -> dict[str, Any]:
+def render_question(request: AnyQuestion) -> dict[str, Any]:
+    if isinstance(request, Sample):
+        return {"method": "sampling/createMessage", "params": request.params()}
+    if isinstance(request, ListRoots):
+        return {"method": "roots/list"}
     if isinstance(request, Elicit):
         return {
             "mode": "form",
@@ -87,7 +92,7 @@ def render_question(request: Elicit[Any] | ElicitURL) -> dict[str, Any]:
     }
 
 
-def question_digest(request: Elicit[Any] | ElicitURL) -> str:
+def question_digest(request: AnyQuestion) -> str:
     """A short, stable fingerprint of the rendered question (not a secret, not a MAC).
 
     Canonical JSON with `ensure_ascii` so the same question hashes alike on every platform

@@ -24,17 +24,19 @@ import anyio.to_thread
 from ..analysis.edges import EdgeRefusal
 from ..analysis.graph import Graph
 from ..analysis.nodes import ASYNC, Node, Target
+from ..client_requests import QUESTION_CLASSES
 from ..errors import ResolutionError
-from ..markers import Elicit, ElicitURL
+from ..markers import Elicit
 from ..outcomes import OUTCOME_TYPES, Outcome
 from ..plan.compiler import BLOCKED, PENDING
 from ..plan.plan import Plan
-from .answers import accepts, check_undeclared, outcome_of
+from .answers import check_undeclared, outcome_of, take_answers
 from .app_scope import NO_VALUES as _NO_VALUES
 from .app_scope import AppScope, app_step, app_value
 from .cleanup import ExitStack
 from .questions import Answer, Question
 from .refusal import refused
+from .replies import ReplyParser, Supplied, reply_of
 from .results import Resolved, Suspended
 from .scheduler import Scheduler
 from .stepping import DONE, forward, resume
@@ -59,7 +61,10 @@ class Resolution:
     which is what a host records between rounds.
 
     Answers may also be outcomes (`DeclinedElicitation()`, `AcceptedElicitation(model)`...),
-    injected as they are: that is how a host applies a question's declared fallback.
+    or `Supplied(value)` for a `Sample`/`ListRoots`, injected as they are: that is how a
+    host applies a question's declared fallback. `replies` validates the client's result
+    for a `Sample` or `ListRoots` (hosts give the SDK's result types); `capabilities` is
+    what resolver parameters annotated with the SDK's `ClientCapabilities` receive.
     """
 
     __slots__ = (
@@ -67,11 +72,13 @@ class Resolution:
         "_app",
         "_app_values",
         "_args",
+        "_capabilities",
         "_context",
         "_current",
         "_exits",
         "_graph",
         "_plan",
+        "_replies",
         "_result",
         "_stuck",
         "_values",
@@ -86,16 +93,20 @@ class Resolution:
         arguments: Mapping[str, Any],
         context: Any,
         app: AppScope | None = None,
+        replies: ReplyParser | None = None,
+        capabilities: Any = None,
     ) -> None:
         self._graph = graph
         self._plan = plan
         defaults = graph.argument_defaults
         self._args = {**defaults, **arguments} if defaults else arguments
         self._context = context
+        self._capabilities = capabilities
+        self._replies = replies
         self._app = app
         self._app_values = _NO_VALUES if app is None else app.values
         self._values: list[Any] = [_PENDING] * len(graph.nodes)
-        self._answers: dict[str, Answer | Outcome] | None = None
+        self._answers: dict[str, Answer | Outcome | Supplied] | None = None
         self._exits: ExitStack | None = None
         self._result: Resolved | Suspended | None = None
         self._stuck = 0  # how many resolvers asked or are blocked: skips the check when 0
@@ -119,7 +130,7 @@ class Resolution:
     # -- the walk ------------------------------------------------------------------------
 
     async def resolve(
-        self, answers: Mapping[str, Answer | Outcome] | None = None
+        self, answers: Mapping[str, Answer | Outcome | Supplied] | None = None
     ) -> Resolved | Suspended:
         if type(self._result) is Resolved:
             return self._result
@@ -254,6 +265,9 @@ class Resolution:
         if node.context_params:
             for name in node.context_params:
                 kwargs[name] = self._context
+        if node.capability_params:
+            for name in node.capability_params:
+                kwargs[name] = self._capabilities
         if node.argument_params:
             args = self._args
             for name, argument in node.argument_params:
@@ -281,7 +295,7 @@ class Resolution:
 
     def _settle(self, node: Node, result: Any) -> None:
         kind = type(result)
-        if kind is Elicit or kind is ElicitURL:
+        if kind in QUESTION_CLASSES:
             if kind is Elicit and node.schema is not result.schema:
                 try:
                     check_undeclared(node, result.schema, self._graph.tool)
@@ -297,32 +311,8 @@ class Resolution:
 
     # -- answers -------------------------------------------------------------------------
 
-    def _take_answers(self, answers: Mapping[str, Answer | Outcome]) -> None:
-        values = self._values
-        received = self._answers if self._answers is not None else {}
-        for key, answer in answers.items():
-            if not isinstance(answer, Answer) and type(answer) not in OUTCOME_TYPES:
-                raise TypeError(
-                    f"answers must map question keys to Answer or an outcome, got {answer!r}"
-                )
-            received[key] = answer
-        self._answers = received
-        stuck = 0
-        for node in self._graph.nodes:
-            value = values[node.index]
-            if type(value) is Question:
-                if node.key in answers:
-                    outcome = self._answer_for(value)
-                    if outcome is not None:
-                        values[node.index] = outcome
-                        continue
-                    if value.request_waits and accepts(answers[node.key]):
-                        values[node.index] = _PENDING  # consent given: run the resolver again
-                        continue
-                stuck += 1
-            elif value is _BLOCKED:  # unblock what the answers may have released
-                values[node.index] = _PENDING
-        self._stuck = stuck
+    def _take_answers(self, answers: Mapping[str, Answer | Outcome | Supplied]) -> None:
+        take_answers(self, answers)
 
     def _answer_for(self, question: Question) -> Any:
         """The outcome `question` gets from the answers received, or None to ask it.
@@ -335,12 +325,16 @@ class Resolution:
         if answer is None:
             return None
         if not isinstance(answer, Answer):
-            return answer  # an outcome given directly, such as a declared fallback
+            # An outcome given directly, such as a declared fallback.
+            return answer.value if type(answer) is Supplied else answer
         if answer.digest is not None and answer.digest != question.digest:
             return None
         if question.request_waits and answer.action == "accept":
             return None
-        outcome = outcome_of(question, answer, self._graph.tool)
+        if question.kind == "sampling" or question.kind == "roots":
+            outcome = reply_of(question, answer, self._graph.tool, self._replies)
+        else:
+            outcome = outcome_of(question, answer, self._graph.tool)
         if self.used is None:
             self.used = {}
         self.used[question.key] = (question, answer)

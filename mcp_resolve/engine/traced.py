@@ -21,6 +21,7 @@ from ..outcomes import Outcome
 from ..plan.plan import Plan
 from .app_scope import AppScope
 from .questions import Answer, Question
+from .replies import ReplyParser, Supplied
 from .resolution import Resolution
 from .results import Resolved, Suspended
 from .threads import call
@@ -40,8 +41,10 @@ class TracedResolution(Resolution):
         context: Any,
         app: AppScope | None,
         trace: CallTrace,
+        replies: ReplyParser | None = None,
+        capabilities: Any = None,
     ) -> None:
-        super().__init__(graph, plan, arguments, context, app)
+        super().__init__(graph, plan, arguments, context, app, replies, capabilities)
         self._trace = trace
         self._open: dict[int, Any] = {}  # node index -> the span of its run in progress
         self._ends: dict[int, int] = {}  # node index -> when a sync run ended, in its thread
@@ -64,7 +67,7 @@ class TracedResolution(Resolution):
         self._trace.finish(outcome, error)
 
     async def resolve(
-        self, answers: Mapping[str, Answer | Outcome] | None = None
+        self, answers: Mapping[str, Answer | Outcome | Supplied] | None = None
     ) -> Resolved | Suspended:
         if type(self._result) is Resolved:
             return self._result

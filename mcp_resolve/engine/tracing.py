@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..analysis.nodes import Node
-from ..markers import Elicit, ElicitURL
+from ..client_requests import KINDS
 from ..outcomes import (
     AcceptedElicitation,
     AcceptedUrlElicitation,
@@ -53,7 +53,6 @@ ERROR_TYPE = "error.type"
 QUESTION_ASKED = "mcp_resolve.question.asked"
 ANSWER_RECEIVED = "mcp_resolve.answer.received"
 
-_KINDS: dict[type, str] = {Elicit: "form", ElicitURL: "url"}
 _ACTIONS: dict[type, str] = {
     AcceptedElicitation: "accept",
     AcceptedUrlElicitation: "accept",
@@ -65,7 +64,7 @@ _ACTIONS: dict[type, str] = {
 def question_kind(request: object) -> str:
     """`form`, `url`, or what another kind of question calls itself (its `kind`, else its
     class name in lower case), so new question types show up without a change here."""
-    kind = _KINDS.get(type(request))
+    kind: str | None = KINDS.get(type(request))
     if kind is None:
         declared = getattr(request, "kind", None)
         kind = declared if isinstance(declared, str) else type(request).__name__.lower()

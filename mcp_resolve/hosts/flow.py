@@ -19,9 +19,7 @@ from typing import Any, Protocol
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.request_state import authenticated_principal
-from mcp.shared.exceptions import MCPError
 from mcp_types.version import is_version_at_least
-from pydantic import ValidationError
 
 from ..analysis.graph import Graph
 from ..engine.app_scope import AppScope
@@ -31,10 +29,10 @@ from ..engine.resolution import Resolution
 from ..engine.results import Suspended
 from ..engine.tracing import start_call
 from ..errors import ResolutionError
-from ..markers import Elicit, ElicitURL
 from ..seal import OversizedState
-from . import completion, wire
+from . import legacy, wire
 from .at_most_once import DEFAULT_STATE_TTL, AtMostOnce, Principal, Unsealed, check_state_ttl
+from .client_requests import parse_reply
 from .lifespan import no_app_scope
 from .replay_guard import ReplayGuard, check_replay_guard
 from .state import RoundState, StateError
@@ -139,6 +137,7 @@ class ToolFlow:
         self.by_key = {node.key: node for node in graph.nodes}
         # Whether calls need the server lifespan's scope, and what to say when there is none.
         self.app_scoped = bool(graph.app_scoped)
+        self.wants_capabilities = graph.wants_capabilities
         self.app_scope_hint = app_scope_hint
 
     async def run(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
@@ -151,9 +150,7 @@ class ToolFlow:
 
     async def _legacy(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
         trace = start_call(self.tool, "legacy", 1)
-        async with self.graph.start(
-            arguments, conn.context, app=conn.app, trace=trace
-        ) as resolution:
+        async with self._start(conn, arguments, trace) as resolution:
             with self._translated(resolution):
                 outcome = await resolution.resolve()
                 rounds = 0
@@ -161,82 +158,9 @@ class ToolFlow:
                 while isinstance(outcome, Suspended):
                     rounds += 1
                     self._check_rounds(rounds)
-                    answers = await self._ask_legacy(conn, outcome.questions, derived)
+                    answers = await legacy.ask_all(conn, outcome.questions, self.tool, derived)
                     outcome = await resolution.resolve(answers)
             return await body(outcome.values)
-
-    async def _ask_legacy(
-        self, conn: Connection, questions: tuple[Question, ...], derived: dict[str, str]
-    ) -> dict[str, Answer | Any]:
-        answers: dict[str, Any] = {}
-        back_channel = conn.session.can_send_request
-        caps = conn.session.client_capabilities
-        unaskable = [q for q in questions if not (back_channel and wire.can_ask(caps, q))]
-        refused = [q for q in unaskable if not wire.has_fallback(q)]
-        if refused:
-            why = None if back_channel else "this connection has no channel back to the client"
-            raise wire.missing_capability(refused, why=why)
-        for question in questions:
-            if question in unaskable:
-                answers[question.key] = wire.fallback_outcome(question)
-                continue
-            answers[question.key] = await self._ask_one(conn, question, derived)
-        return answers
-
-    def _client_failed(self, question: Question, verb: str, detail: str) -> ResolutionError:
-        """The client `verb` (did something wrong with) `question`: a tool error naming it."""
-        asked = f"resolver {question.resolver!r} for parameter {question.parameter!r}"
-        return ResolutionError(
-            f"The client {verb} {asked}{detail} (tool {self.tool!r})",
-            tool=self.tool,
-            resolver=question.resolver,
-            parameter=question.parameter,
-        )
-
-    async def _ask_one(
-        self, conn: Connection, question: Question, derived: dict[str, str]
-    ) -> Answer:
-        request = question.request
-        related = conn.request_id
-        try:
-            if isinstance(request, Elicit):
-                result = await conn.session.elicit_form(
-                    request.message,
-                    wire.request_params(question).requested_schema,  # type: ignore[union-attr]
-                    related_request_id=related,
-                )
-            else:
-                eid = wire.elicitation_id(question, derived)
-                result = await conn.session.elicit_url(
-                    request.message, request.url, eid, related_request_id=related
-                )
-        except MCPError as exc:
-            raise self._client_failed(question, "could not answer", f": {exc.message}") from None
-        except ValidationError:  # the reply was not an elicitation result at all
-            raise self._client_failed(
-                question, "answered", " with something that is not an elicitation result"
-            ) from None
-        answer = wire.answer_from(
-            result,
-            url=isinstance(request, ElicitURL),
-            resolver=question.resolver,
-            parameter=question.parameter,
-            tool=self.tool,
-        )
-        if isinstance(request, ElicitURL) and request.wait and answer.action == "accept":
-            eid = wire.elicitation_id(question, derived)
-            if not await completion.wait_for_completion(
-                eid, request.timeout, session=conn.session, request_id=related
-            ):
-                raise ResolutionError(
-                    f"The step at {request.url} for parameter {question.parameter!r} was not "
-                    f"completed within {request.timeout:g} s (tool {self.tool!r}, resolver "
-                    f"{question.resolver!r})",
-                    tool=self.tool,
-                    resolver=question.resolver,
-                    parameter=question.parameter,
-                )
-        return answer
 
     async def _modern(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
         state = _FIRST_ROUND
@@ -251,9 +175,7 @@ class ToolFlow:
             if self.once is not None:
                 await self.once.claim(state, conn.request_context, opened.expires_at)
         trace = start_call(self.tool, MODERN, state.rounds + 1)
-        async with self.graph.start(
-            arguments, conn.context, app=conn.app, trace=trace
-        ) as resolution:
+        async with self._start(conn, arguments, trace) as resolution:
             with self._translated(resolution):
                 answers = None
                 if state.asked or state.answers:
@@ -276,7 +198,7 @@ class ToolFlow:
                     if self.once is not None:
                         self.once.stamp(following)
                     encoded = self._sealed(following, conn, resolution.graph)
-                    return wire.input_required(outcome.questions, encoded)
+                    return wire.input_required(outcome.questions, encoded, self.tool)
             return await body(outcome.values)
 
     def _sealed(self, state: RoundState, conn: Connection, graph: Graph) -> str:
@@ -352,7 +274,7 @@ class ToolFlow:
                 continue  # unknown keys, and answers the state did not ask for, are ignored
             responses[key] = wire.answer_from(
                 response,
-                url=node.asks == "url",
+                kind=node.asks,
                 resolver=node.name,
                 parameter=node.parameter,
                 tool=self.tool,
@@ -381,6 +303,19 @@ class ToolFlow:
                 "A URL question that waits for completion counts its rounds here too.",
                 tool=self.tool,
             )
+
+    def _start(self, conn: Connection, arguments: dict[str, Any], trace: Any) -> Resolution:
+        """The call's resolution, with what the host adds: the client's replies validated
+        as the SDK's results, and the client's capabilities for resolvers that take them."""
+        capabilities = conn.session.client_capabilities if self.wants_capabilities else None
+        return self.graph.start(
+            arguments,
+            conn.context,
+            app=conn.app,
+            trace=trace,
+            replies=parse_reply,
+            capabilities=capabilities,
+        )
 
     def _translated(self, resolution: Resolution) -> Translate:
         return Translate(self.tool, self.tool_errors, resolution)

@@ -11,11 +11,14 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from ..client_requests import Kind
 from ..engine.questions import Answer, Question
+from ..engine.replies import Supplied
 from ..errors import ResolutionError
 from ..markers import NO_FALLBACK, Elicit, ElicitURL
 from ..outcomes import OUTCOME_TYPES, AcceptedElicitation, Outcome
 from ..schema import render_elicitation_schema
+from . import client_requests
 from .completion import derive_id
 
 
@@ -40,7 +43,7 @@ def request_params(
 ) -> types.ElicitRequestParams:
     """The request for `question`; a URL question carries `elicitation_id` (legacy wire),
     or its own, or none (2026-07-28 has no elicitation ids)."""
-    request = question.request
+    request: Any = question.request  # a form or URL question
     if isinstance(request, Elicit):
         return types.ElicitRequestFormParams(
             message=request.message,
@@ -53,23 +56,44 @@ def request_params(
     )
 
 
-def input_required(questions: Iterable[Question], state: str) -> types.InputRequiredResult:
+def wire_request(question: Question, tool: str) -> types.InputRequest:
+    """The request that asks `question`, the same on both generations."""
+    if question.kind == "form" or question.kind == "url":
+        return types.ElicitRequest(params=request_params(question))
+    return client_requests.wire_request(question, tool)
+
+
+def input_required(
+    questions: Iterable[Question], state: str, tool: str
+) -> types.InputRequiredResult:
     return types.InputRequiredResult(
-        input_requests={q.key: types.ElicitRequest(params=request_params(q)) for q in questions},
+        input_requests={q.key: wire_request(q, tool) for q in questions},
         request_state=state,
     )
 
 
-def answer_from(result: object, *, url: bool, resolver: str, parameter: str, tool: str) -> Answer:
+def answer_from(
+    result: object, *, kind: Kind | None, resolver: str, parameter: str, tool: str
+) -> Answer:
     """A client's reply as an `Answer`, or a `ResolutionError` naming resolver and parameter.
 
-    Content sent with a URL answer is dropped: a URL question never carries content.
+    `kind` is what the resolver declares it asks (None: not declared, so whatever came is
+    taken and checked once the question is known). Content sent with a URL answer is
+    dropped: a URL question never carries content. A sampling or roots result becomes an
+    accept carrying the result's JSON, which the engine validates against the request.
     """
     if isinstance(result, types.ElicitResult):
-        return Answer(result.action, None if url else result.content)
+        if kind in (None, "form", "url"):
+            return Answer(result.action, None if kind == "url" else result.content)
+        if result.action != "accept":  # a decline where none exists: the engine says so
+            return Answer(result.action)
+    elif kind in (None, "sampling", "roots") and isinstance(result, types.Result):
+        return Answer("accept", result.model_dump(mode="json", by_alias=True, exclude_none=True))
+    wanted = {"sampling": "sampling result", "roots": "roots result"}.get(kind or "", "")
     raise ResolutionError(
         f"The client answered resolver {resolver!r} for parameter {parameter!r} with a "
-        f"{type(result).__name__}, not an elicitation result (tool {tool!r})",
+        f"{type(result).__name__}, not {'an elicitation result' if not wanted else 'a ' + wanted} "
+        f"(tool {tool!r})",
         tool=tool,
         resolver=resolver,
         parameter=parameter,
@@ -77,7 +101,11 @@ def answer_from(result: object, *, url: bool, resolver: str, parameter: str, too
 
 
 def can_ask(capabilities: types.ClientCapabilities | None, question: Question) -> bool:
-    """Form questions need elicitation (form, or a bare `{}`); URL questions need `url`."""
+    """Form questions need elicitation (form, or a bare `{}`); URL questions need `url`;
+    sampling and roots their own capabilities."""
+    request = question.request
+    if not isinstance(request, (Elicit, ElicitURL)):
+        return client_requests.can_ask(capabilities, request)
     elicitation = capabilities.elicitation if capabilities is not None else None
     if elicitation is None:
         return False
@@ -90,8 +118,10 @@ def has_fallback(question: Question) -> bool:
     return question.request.fallback is not NO_FALLBACK
 
 
-def fallback_outcome(question: Question) -> Outcome:
+def fallback_outcome(question: Question) -> Outcome | Supplied:
     fallback: Any = question.request.fallback
+    if question.kind == "sampling" or question.kind == "roots":
+        return Supplied(fallback)
     if type(fallback) in OUTCOME_TYPES:
         return fallback  # type: ignore[no-any-return]
     return AcceptedElicitation(fallback)
@@ -102,19 +132,23 @@ def missing_capability(questions: Iterable[Question], *, why: str | None = None)
     questions = list(questions)
     form = any(isinstance(q.request, Elicit) for q in questions)
     url = any(isinstance(q.request, ElicitURL) for q in questions)
-    needed = types.ElicitationCapability(
-        form=types.FormElicitationCapability() if form else None,
-        url=types.UrlElicitationCapability() if url else None,
-    )
-    kinds = " and ".join(k for k, on in (("form", form), ("url", url)) if on)
-    names = ", ".join(repr(q.resolver) for q in questions)
+    fields, names = client_requests.required(questions)
+    if form or url:
+        fields["elicitation"] = types.ElicitationCapability(
+            form=types.FormElicitationCapability() if form else None,
+            url=types.UrlElicitationCapability() if url else None,
+        )
+        kinds = " and ".join(k for k, on in (("form", form), ("url", url)) if on)
+        names.insert(0, f"{kinds} elicitation")
+    resolvers = ", ".join(repr(q.resolver) for q in questions)
     message = (
-        f"Client did not declare the {kinds} elicitation capability required by resolver {names}"
+        f"Client did not declare the {' and '.join(names)} "
+        f"{'capabilities' if len(names) > 1 else 'capability'} required by resolver {resolvers}"
     )
     if why:
         message = f"{message} ({why})"
     data = types.MissingRequiredClientCapabilityErrorData(
-        required_capabilities=types.ClientCapabilities(elicitation=needed)
+        required_capabilities=types.ClientCapabilities(**fields)
     )
     return MCPError(
         code=types.MISSING_REQUIRED_CLIENT_CAPABILITY,

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..analysis.graph import Graph
 from ..analysis.nodes import ASYNC, Node
-from ..markers import Elicit, ElicitURL
+from ..client_requests import QUESTION_CLASSES
 from ..outcomes import OUTCOME_TYPES
 
 PENDING: Any = object()
@@ -50,8 +50,7 @@ def compile_walk(graph: Graph, concurrent: list[bool]) -> Walk:
     """
     namespace: dict[str, Any] = {
         "_PENDING": PENDING,
-        "_Elicit": Elicit,
-        "_ElicitURL": ElicitURL,
+        "_QUESTIONS": QUESTION_CLASSES,
         "_OUTCOMES": OUTCOME_TYPES,
         "_CONCURRENT": concurrent,
     }
@@ -149,6 +148,8 @@ def _async_node(node: Node, namespace: dict[str, Any]) -> list[str]:
     call_args: list[str] = []
     for name in node.context_params:
         call_args.append(_keyword(name, "ctx", namespace, i, len(call_args)))
+    for name in node.capability_params:
+        call_args.append(_keyword(name, "res._capabilities", namespace, i, len(call_args)))
     for name, argument in node.argument_params:
         lines.append(f"        a = args.get({argument!r}, _PENDING)")
         lines.append("        if a is _PENDING:")
@@ -176,7 +177,7 @@ def _async_node(node: Node, namespace: dict[str, Any]) -> list[str]:
         "        except BaseException:",
         f"            res._fail(N{i})",
         "            raise",
-        "        if r.__class__ is _Elicit or r.__class__ is _ElicitURL:",
+        "        if r.__class__ in _QUESTIONS:",
         f"            res._settle(N{i}, r)",
         "        else:",
         f"            values[{i}] = r",

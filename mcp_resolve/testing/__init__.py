@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .calls import AnswerLike, AskedQuestion, CallResult, Mode, UnansweredQuestion, call
+from .asked import AnswerLike, AskedQuestion, UnansweredQuestion
+from .calls import CallResult, Mode, call
 from .contexts import context, request_context
 from .overrides import override
 from .trace import Span, Trace, TraceEvent

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import weakref
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import InitVar, dataclass, field
 from typing import Any, Generic, Literal, TypedDict, TypeVar, overload
 
 import anyio.to_thread
-from pydantic import BaseModel
 from typing_extensions import Unpack
 
 from ..analysis.nodes import callable_name, identity
@@ -27,77 +25,23 @@ from ..engine.questions import Answer, Question
 from ..engine.results import Resolved, Suspended
 from ..errors import ResolutionError
 from ..hosts.state import RoundState
-from ..markers import Elicit
-from ..outcomes import (
-    AcceptedElicitation,
-    AcceptedUrlElicitation,
-    CancelledElicitation,
-    DeclinedElicitation,
+from .asked import (
+    AnswerLike,
+    AskedQuestion,
+    AskedQuestionHandler,
+    UnansweredQuestion,
+    answered,
+    as_answer,
 )
-from .contexts import require_context, signed_in
+from .contexts import capabilities_of, require_context, signed_in
 from .trace import Trace, traced_graph
 
 R = TypeVar("R")
 Mode = Literal["rounds", "in_process"]
 
-AnswerLike = (
-    Answer
-    | AcceptedElicitation[Any]
-    | AcceptedUrlElicitation
-    | DeclinedElicitation
-    | CancelledElicitation
-    | BaseModel
-    | Mapping[str, Any]
-    | str
-)
-"""What a test may answer with: an `Answer`; an outcome; a model or a content dict (both
-mean accept with that content); or an action (`"decline"`, `"cancel"`, `"accept"` for a
-URL question)."""
-
-AskedQuestionHandler = Callable[["AskedQuestion"], AnswerLike | Awaitable[AnswerLike | None] | None]
-"""A scripted user: called with each question, returns (or awaits) its answer."""
 Answers = Mapping[Any, AnswerLike] | AskedQuestionHandler
 
 DEFAULT_MAX_ROUNDS = 16
-
-
-@dataclass(frozen=True, slots=True)
-class AskedQuestion:
-    """A question the tool asked during `call()`, as the client saw it.
-
-    `schema` is the rendered `requestedSchema` of a form question, `url` the page of a URL
-    question; `model` is the form's pydantic model (for `answers_for(question.model)`).
-    `round` is the round it was asked in, counting from 1.
-    """
-
-    key: str
-    resolver: str
-    parameter: str
-    message: str
-    kind: Literal["form", "url"]
-    schema: dict[str, Any] | None
-    url: str | None
-    round: int
-    model: type[BaseModel] | None
-    digest: str
-
-    @classmethod
-    def of(cls, question: Question, round: int) -> AskedQuestion:
-        request = question.request
-        rendered = question.rendered()
-        form = isinstance(request, Elicit)
-        return cls(
-            key=question.key,
-            resolver=question.resolver,
-            parameter=question.parameter,
-            message=request.message,
-            kind="form" if form else "url",
-            schema=rendered["requestedSchema"] if form else None,
-            url=None if form else rendered["url"],
-            round=round,
-            model=request.schema if isinstance(request, Elicit) else None,
-            digest=question.digest,
-        )
 
 
 @dataclass(slots=True)
@@ -124,20 +68,6 @@ class CallResult(Generic[R]):
         return [q.key for q in self.questions]
 
 
-class UnansweredQuestion(LookupError):
-    """The tool asked a question the test gave no answer for."""
-
-    def __init__(self, question: AskedQuestion, tool: str) -> None:
-        super().__init__(
-            f"Tool {tool!r} asked {question.key!r} (resolver {question.resolver!r} for "
-            f"parameter {question.parameter!r}, round {question.round}): "
-            f"{question.message!r}, and no answer was given; pass "
-            f"answers={{{question.key!r}: ...}} or key it by the resolver function"
-        )
-        self.question = question
-        self.tool = tool
-
-
 class CallOptions(TypedDict, total=False):
     """The keyword arguments of `call()` (see there)."""
 
@@ -148,6 +78,7 @@ class CallOptions(TypedDict, total=False):
     trace: bool
     context_types: tuple[type, ...]
     app: AppScope | None
+    capabilities: Any
 
 
 Arguments = Mapping[str, Any] | None
@@ -176,6 +107,7 @@ async def call(
     trace: bool = False,
     context_types: tuple[type, ...] = (),
     app: AppScope | None = None,
+    capabilities: Any = None,
 ) -> CallResult[Any]:
     """Call `tool` with `arguments`, answering its questions from `answers`.
 
@@ -199,6 +131,10 @@ async def call(
     hence the default. More than `max_rounds` rounds of questions raise `ResolutionError`,
     as a server would.
 
+    `capabilities` is what resolvers taking the SDK's `ClientCapabilities` receive; by
+    default the capabilities the `context` declares (`context(client_capabilities=...)`).
+    A `Sample` or `ListRoots` answer is validated as a host would (as the SDK's result).
+
     `trace=True` records which resolvers ran, when and where (`CallResult.trace`). `app` keeps
     app-scoped values across calls; without it, each call has a scope of its own.
     """
@@ -215,7 +151,9 @@ async def call(
     require_context(graph.effective(), context)
     recorder = Trace() if trace else None
     running = traced_graph(graph, recorder) if recorder is not None else graph
-    driver = _Driver(graph, answers, context, max_rounds, recorder)
+    if capabilities is None:
+        capabilities = capabilities_of(context)
+    driver = _Driver(graph, answers, context, max_rounds, recorder, capabilities)
     with signed_in(context):
         async with scope_for(app, graph) as driver.app:
             if mode == "rounds":
@@ -256,6 +194,7 @@ class _Driver:
     context: Any
     max_rounds: int
     trace: Trace | None
+    capabilities: Any
     questions: list[AskedQuestion] = field(default_factory=list)
     round: int = 1
     handler: AskedQuestionHandler | None = None
@@ -317,7 +256,7 @@ class _Driver:
         state = RoundState()
         responses: dict[str, Answer] = {}
         while True:
-            async with graph.start(arguments, self.context, app=self.app) as resolution:
+            async with self._start(graph, arguments) as resolution:
                 recorded = state.answers_with(responses) if state.asked or state.answers else None
                 outcome = await resolution.resolve(recorded)
                 if isinstance(outcome, Resolved):
@@ -329,11 +268,20 @@ class _Driver:
 
     async def in_process(self, graph: ResolverGraph, arguments: dict[str, Any]) -> Any:
         """Legacy: one resolution, resumed with each round's answers."""
-        async with graph.start(arguments, self.context, app=self.app) as resolution:
+        async with self._start(graph, arguments) as resolution:
             outcome = await resolution.resolve()
             while isinstance(outcome, Suspended):
                 outcome = await resolution.resolve(await self._ask(outcome.questions))
             return await self._body(arguments, outcome)
+
+    def _start(self, graph: ResolverGraph, arguments: dict[str, Any]) -> Any:
+        return graph.start(
+            arguments,
+            self.context,
+            app=self.app,
+            replies=_reply_parser(),
+            capabilities=self.capabilities,
+        )
 
     async def _answer(self, question: Question) -> Answer:
         asked = AskedQuestion.of(question, self.round)
@@ -344,10 +292,10 @@ class _Driver:
             if inspect.isawaitable(raw):
                 raw = await raw
         else:
-            raw = self.table.get(question.key)
+            raw = await answered(self.table.get(question.key), asked)
         if raw is None:
             raise UnansweredQuestion(asked, self.graph.tool)
-        return _as_answer(raw, asked)
+        return as_answer(raw, asked)
 
     async def _body(self, arguments: dict[str, Any], done: Resolved) -> Any:
         """Run the tool body (inside the resolution, so generator cleanup follows it)."""
@@ -360,38 +308,11 @@ class _Driver:
         return await anyio.to_thread.run_sync(functools.partial(function, **kwargs))
 
 
-_ACTIONS = {action: Answer(action) for action in ("accept", "decline", "cancel")}
-
-
-def _as_answer(raw: Any, question: AskedQuestion) -> Answer:
-    """What a client would send for `raw`: an action, and form content as JSON."""
-    if isinstance(raw, str) and raw in _ACTIONS:
-        answer = _ACTIONS[raw]
-    elif isinstance(raw, Answer):
-        answer = raw
-    elif isinstance(raw, DeclinedElicitation):
-        answer = Answer("decline")
-    elif isinstance(raw, CancelledElicitation):
-        answer = Answer("cancel")
-    elif isinstance(raw, AcceptedUrlElicitation):
-        answer = Answer("accept")
-    elif isinstance(raw, (AcceptedElicitation, BaseModel)):
-        data = raw.data if isinstance(raw, AcceptedElicitation) else raw
-        answer = Answer("accept", data.model_dump(mode="json", by_alias=True, exclude_none=True))
-    elif isinstance(raw, Mapping):
-        answer = Answer("accept", raw)
-    else:
-        raise TypeError(
-            f"the answer to {question.key!r} (resolver {question.resolver!r}) must be an "
-            f"Answer, an outcome, a model, a content dict or an action, got {raw!r}"
-        )
-    if question.kind == "url" or answer.content is None:
-        return Answer(answer.action, None, digest=answer.digest)  # a URL answer has no content
+def _reply_parser() -> Any:
+    """The hosts' validation of sampling and roots results (needs `mcp`; without it the
+    kit hands the result's JSON on, as the core does)."""
     try:
-        content = json.loads(json.dumps(dict(answer.content)))
-    except (TypeError, ValueError) as exc:
-        raise TypeError(
-            f"the answer to {question.key!r} (resolver {question.resolver!r}) is not JSON, "
-            f"as a client's would be ({exc}); give dates and the like as strings"
-        ) from None
-    return Answer(answer.action, content, digest=answer.digest)
+        from ..hosts.client_requests import parse_reply
+    except ImportError:  # pragma: no cover - the SDK is not installed
+        return None
+    return parse_reply

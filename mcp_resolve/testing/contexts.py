@@ -245,3 +245,11 @@ _HOW = (
     "a signed-in user and client capabilities) or request_context(...) for the low-level "
     "Server"
 )
+
+
+def capabilities_of(context: Any) -> Any:
+    """What the client declared, as a host context carries it (None without one)."""
+    try:
+        return context.session.client_capabilities
+    except Exception:  # no context, or one without a session (a test's own object)
+        return None
