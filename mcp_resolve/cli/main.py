@@ -64,8 +64,8 @@ def command_check(options: argparse.Namespace, out: Output) -> int:
     graphs = [function.graph for function in functions if function.graph is not None]
     resolvers = sum(len(graph.nodes) for graph in graphs)
     kinds = [node.asks for graph in graphs for node in graph.questions.values()]
-    first = ["form", "url"]
-    order = sorted(set(kinds), key=lambda k: (first.index(k) if k in first else 2, str(k)))
+    first = ["form", "url", "sampling", "roots"]
+    order = sorted(set(kinds), key=lambda k: (first.index(k) if k in first else 4, str(k)))
     asks = ", ".join(f"{kinds.count(k)} {k}" for k in order)
     where = ", ".join(options.targets)
     if problems:

@@ -20,6 +20,7 @@ from typing import Any
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from ..client_requests import ListRoots, Sample
 from ..engine.questions import Answer
 from ..schema import render_elicitation_schema
 
@@ -47,18 +48,65 @@ def content_for(model: type[BaseModel]) -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
-def answers_for(model: type[BaseModel] | None) -> st.SearchStrategy[Answer]:
+def answers_for(model: Any) -> st.SearchStrategy[Answer]:
     """Every answer to a question about `model`: accept with valid content, decline, cancel.
 
-    Pass None for a URL question: its accept carries no content. For a question met at
-    run time, `answers_for(question.model)` (see `AskedQuestion`).
+    Pass None for a URL question: its accept carries no content. Pass `Sample` (or the
+    `Sample` a resolver returns, whose `tools` put it in tools mode) or `ListRoots` for
+    every result a client can send to them: completions of any text from any model with
+    any stop reason (and tool uses in tools mode), root lists of any length; these have no
+    decline. For a question met at run time, `answers_for(question)` (see `AskedQuestion`).
     """
+    kind = getattr(model, "kind", None)
+    if kind is not None and not isinstance(model, type):  # an AskedQuestion
+        tools = bool(model.params and ("tools" in model.params or "toolChoice" in model.params))
+        model = {"form": model.model, "url": None, "roots": ListRoots}.get(
+            kind, _TOOLS_SAMPLE if tools else Sample
+        )
+    if model is Sample or isinstance(model, Sample):
+        tools = isinstance(model, Sample) and model.uses_tools
+        return _completions(tools).map(lambda result: Answer("accept", result))
+    if model is ListRoots or isinstance(model, ListRoots):
+        return _root_lists().map(lambda result: Answer("accept", result))
     accept: st.SearchStrategy[Answer] = (
         st.just(Answer("accept"))
         if model is None
         else content_for(model).map(lambda content: Answer("accept", content))
     )
     return st.one_of(accept, st.just(Answer("decline")), st.just(Answer("cancel")))
+
+
+_TOOLS_SAMPLE = Sample([], max_tokens=1, tools=[])
+_STOP = st.sampled_from(["endTurn", "stopSequence", "maxTokens"])
+
+
+def _completions(tools: bool) -> st.SearchStrategy[dict[str, Any]]:
+    """`CreateMessageResult` JSON (`CreateMessageResultWithTools` in tools mode)."""
+    text = st.builds(lambda t: {"type": "text", "text": t}, st.text())
+    block = text
+    stop = _STOP
+    if tools:
+        use = st.builds(
+            lambda i, n: {"type": "tool_use", "id": i, "name": n, "input": {}},
+            _DOMAIN,
+            _DOMAIN,
+        )
+        block = st.one_of(text, use)
+        stop = st.one_of(_STOP, st.just("toolUse"))
+    content = st.one_of(block, st.lists(block, min_size=1, max_size=3)) if tools else block
+    return st.fixed_dictionaries(
+        {"role": st.just("assistant"), "content": content, "model": _DOMAIN},
+        optional={"stopReason": stop},
+    )
+
+
+def _root_lists() -> st.SearchStrategy[dict[str, Any]]:
+    """`ListRootsResult` JSON: `file://` roots, named or not."""
+    root = st.fixed_dictionaries(
+        {"uri": _PATH.map(lambda parts: "file:///" + "/".join(parts))},
+        optional={"name": st.text(min_size=1, max_size=12)},
+    )
+    return st.fixed_dictionaries({"roots": st.lists(root, max_size=4)})
 
 
 def _value(prop: dict[str, Any]) -> st.SearchStrategy[Any]:

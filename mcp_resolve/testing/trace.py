@@ -22,7 +22,7 @@ import anyio
 
 from ..analysis.nodes import ASYNC, ASYNC_GEN, SYNC, Node, callable_name
 from ..engine.graph import ResolverGraph
-from ..markers import Elicit, ElicitURL
+from ..client_requests import QUESTION_CLASSES
 
 EventKind = Literal["start", "end", "cleanup"]
 Outcome = Literal["value", "asked", "raised"]
@@ -201,7 +201,7 @@ def _name(resolver: Resolver) -> str:
 
 
 def _outcome(result: Any) -> Outcome:
-    return "asked" if isinstance(result, (Elicit, ElicitURL)) else "value"
+    return "asked" if type(result) in QUESTION_CLASSES else "value"
 
 
 def traced_graph(graph: ResolverGraph, trace: Trace) -> ResolverGraph:
