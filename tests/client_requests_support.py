@@ -99,9 +99,8 @@ class ClientSide:
         self.asked.append("sampling")
         block = params.messages[0].content
         assert isinstance(block, types.TextContent)
-        return types.CreateMessageResult(
-            role="assistant", content=types.TextContent(type="text", text=f"<{block.text}>"), model="m"
-        )
+        text = types.TextContent(type="text", text=f"<{block.text}>")
+        return types.CreateMessageResult(role="assistant", content=text, model="m")
 
     async def roots(self, context: Any) -> types.ListRootsResult:
         self.asked.append("roots")
@@ -166,8 +165,8 @@ async def call_on(
         ) as session:
             result = await session.call_tool(tool, arguments)
     except BaseException as exc:  # the client raises a refusal inside an exception group
-        while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-            exc = exc.exceptions[0]
+        while isinstance(getattr(exc, "exceptions", None), tuple) and len(exc.exceptions) == 1:  # type: ignore[attr-defined]
+            exc = exc.exceptions[0]  # type: ignore[attr-defined]
         if not isinstance(exc, MCPError):
             raise
         return True, f"{exc.error.code}: {exc.error.message}"

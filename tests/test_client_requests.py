@@ -134,7 +134,8 @@ async def test_a_form_answer_to_a_sampling_request_is_the_wrong_kind() -> None:
 def test_the_graph_knows_what_each_resolver_asks() -> None:
     graph = ResolverGraph.from_function(publish)
     asks = {node.name: node.asks for node in graph.nodes}
-    assert asks == {"ask_topic": "form", "roots": "roots", "summarize": "sampling", "review": "form"}
+    expected = {"ask_topic": "form", "roots": "roots", "summarize": "sampling", "review": "form"}
+    assert asks == expected
 
 
 def two_kinds() -> Sample | ListRoots:
@@ -144,7 +145,7 @@ def two_kinds() -> Sample | ListRoots:
 def test_a_resolver_declaring_two_kinds_of_question_is_refused() -> None:
     async def tool(x: Annotated[Any, Resolve(two_kinds)]) -> None: ...
 
-    with pytest.raises(InvalidSignature, match="declares 2 questions.*asks one question"):
+    with pytest.raises(InvalidSignature, match=r"declares 2 questions.*asks one question"):
         ResolverGraph.from_function(tool)
 
 

@@ -21,8 +21,8 @@ from typing import Any, Literal
 import anyio
 
 from ..analysis.nodes import ASYNC, ASYNC_GEN, SYNC, Node, callable_name
-from ..engine.graph import ResolverGraph
 from ..client_requests import QUESTION_CLASSES
+from ..engine.graph import ResolverGraph
 
 EventKind = Literal["start", "end", "cleanup"]
 Outcome = Literal["value", "asked", "raised"]
