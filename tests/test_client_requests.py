@@ -215,5 +215,6 @@ async def test_the_trace_shows_sampling_and_roots_as_asked() -> None:
         trace=True,
     )
     asked = done.trace.asked(round=1)
-    assert "roots" in asked and "ask_topic" in asked
+    assert "roots" in asked
+    assert "ask_topic" in asked
     assert "summarize" in done.trace.asked(round=2)

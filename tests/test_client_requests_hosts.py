@@ -33,8 +33,11 @@ async def test_a_client_without_sampling_and_roots_is_refused_before_the_body(
     )
     assert is_error
     assert text.startswith("-32021")
-    assert "sampling and roots" in text and "'summarize'" in text and "'client_roots'" in text
-    assert "sampling" not in client.asked and "roots" not in client.asked
+    assert "sampling and roots capabilities" in text
+    assert "'summarize'" in text
+    assert "'client_roots'" in text
+    assert "sampling" not in client.asked
+    assert "roots" not in client.asked
 
 
 @pytest.mark.parametrize("mode", MODES)
