@@ -31,7 +31,8 @@ Scenarios:
    call if the waits overlap, 160 ms if they do not (baseline: one task group);
 8. chains of 10, 20, 50 and 100 resolvers: the overhead per node should stay flat;
 9. a resolved parameter from an app-scoped resolver whose value is already built, against
-   a per-call resolver returning a constant, and against the constant passed by hand.
+   a per-call resolver returning a constant, and against the constant passed by hand;
+10. scenario 2 traced (OpenTelemetry SDK provider, no exporter) against it untraced.
 
 Method: every variant is warmed up first (the graph compiles its walk on the first call),
 then timed for several rounds of many calls each, rounds of the variants interleaved

@@ -1,4 +1,4 @@
-"""The nine scenarios of `benchmarks/engine.py`, each adding its rows to the report."""
+"""The ten scenarios of `benchmarks/engine.py`, each adding its rows to the report."""
 
 import functools
 import gc
@@ -24,6 +24,7 @@ from .graphs import (
 )
 from .report import CHAINS, Report, Row
 from .timing import Config, Q, Runs, Stats, Variant, WorkloadError, measure
+from .tracing import scenario_traced
 
 
 async def scenario_one(config: Config, report: Report) -> None:
@@ -285,4 +286,5 @@ SCENARIOS: dict[str, Callable[[Config, Report], Awaitable[None]]] = {
     "7": scenario_sleep,
     "8": scenario_growth,
     "9": scenario_app_scope,
+    "10": scenario_traced,
 }
