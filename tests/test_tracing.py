@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import anyio
 import mcp_types as types
 import pytest
+from client_requests_support import ClientSide, call_on
 from hosts_support import MODES, answering, first_round, next_round, text_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -24,7 +25,7 @@ from pydantic import BaseModel
 from tracing_support import children, every_text, named, recording
 
 from mcp_resolve import Elicit, ElicitURL, Resolve
-from mcp_resolve.engine.tracing import question_kind, start_call
+from mcp_resolve.engine.tracing import start_call
 from mcp_resolve.lowlevel import KeyRing, ResolvedTools
 from mcp_resolve.mcp import ResolvingMCPServer
 
@@ -397,17 +398,20 @@ def test_without_a_tracer_provider_calls_are_not_traced() -> None:
     assert out.strip() == "ProxyTracerProvider"
 
 
-def test_a_question_kind_comes_from_the_question_type() -> None:
-    class Sample:
-        kind = "sampling"
-
-    class ListRoots:
-        pass
-
-    assert question_kind(Elicit("x", Pin)) == "form"
-    assert question_kind(ElicitURL("x", "https://a.example")) == "url"
-    assert question_kind(Sample()) == "sampling"
-    assert question_kind(ListRoots()) == "listroots"
+@pytest.mark.parametrize("mode", MODES)
+async def test_sampling_and_roots_questions_are_asked_with_their_kind(
+    spans: InMemorySpanExporter, mode: str
+) -> None:
+    is_error, text = await call_on("MCPServer", mode, "everything", {"topic": "t"}, ClientSide())
+    assert not is_error, text
+    kinds = [
+        attrs["mcp_resolve.question.kind"]
+        for span in spans.get_finished_spans()
+        if span.name == "resolve everything"
+        for name, attrs in events(span)
+        if name == "mcp_resolve.question.asked"
+    ]
+    assert sorted(kinds) == ["form", "roots", "sampling"]
 
 
 # -- the low-level Server ------------------------------------------------------------------

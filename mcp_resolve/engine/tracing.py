@@ -20,7 +20,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..analysis.nodes import Node
-from ..client_requests import KINDS
 from ..outcomes import (
     AcceptedElicitation,
     AcceptedUrlElicitation,
@@ -28,6 +27,7 @@ from ..outcomes import (
     DeclinedElicitation,
 )
 from .questions import Question
+from .replies import Supplied
 
 try:
     from opentelemetry import context as _context
@@ -58,21 +58,13 @@ _ACTIONS: dict[type, str] = {
     AcceptedUrlElicitation: "accept",
     CancelledElicitation: "cancel",
     DeclinedElicitation: "decline",
+    Supplied: "fallback",
 }
 
 
-def question_kind(request: object) -> str:
-    """`form`, `url`, or what another kind of question calls itself (its `kind`, else its
-    class name in lower case), so new question types show up without a change here."""
-    kind: str | None = KINDS.get(type(request))
-    if kind is None:
-        declared = getattr(request, "kind", None)
-        kind = declared if isinstance(declared, str) else type(request).__name__.lower()
-    return kind
-
-
 def answer_action(answer: object) -> str:
-    """What the user did (`accept`, `decline`, `cancel`), never what they typed."""
+    """What the user did (`accept`, `decline`, `cancel`), or `fallback` for a value given in
+    place of asking; never what they typed."""
     action = getattr(answer, "action", None)
     if isinstance(action, str):
         return action
@@ -147,7 +139,7 @@ class CallTrace:
             self.span.add_event(
                 QUESTION_ASKED,
                 {
-                    QUESTION_KIND: question_kind(question.request),
+                    QUESTION_KIND: question.kind,
                     KEY: question.key,
                     RESOLVER: question.resolver,
                     ROUND: self.round,
