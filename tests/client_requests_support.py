@@ -21,9 +21,13 @@ from pydantic import BaseModel
 from mcp_resolve import Elicit, ListRoots, Resolve, Sample
 from mcp_resolve.lowlevel import KeyRing, ResolvedTools
 
-HOSTS = ("MCPServer", "lowlevel", "fastmcp") if importlib.util.find_spec("fastmcp") else (
-    "MCPServer",
-    "lowlevel",
+HOSTS = (
+    ("MCPServer", "lowlevel", "fastmcp")
+    if importlib.util.find_spec("fastmcp")
+    else (
+        "MCPServer",
+        "lowlevel",
+    )
 )
 
 

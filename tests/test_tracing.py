@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 from pydantic import BaseModel
-from tracing_support import children, every_text, named, recording
+from tracing_support import children, every_text, named, recording, sampled_out
 
 from mcp_resolve import Elicit, ElicitURL, Resolve
 from mcp_resolve.engine.tracing import start_call
@@ -377,12 +377,12 @@ def test_no_argument_answer_or_state_appears_on_any_exported_span(
 # -- when nothing is traced ----------------------------------------------------------------
 
 
-async def test_a_call_sampled_out_is_not_traced() -> None:
-    with recording():
-        pass  # the session's provider is installed; outside recording() it samples nothing
-    assert start_call("greet", "legacy", 1) is None
-    async with Client(greeter()) as client:
-        assert text_of(await client.call_tool("greet", {"user": "u1"})) == "hello Ada (eu)"
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_call_the_sampler_drops_is_not_traced(mode: str) -> None:
+    with sampled_out():
+        assert start_call("greet", mode, 1) is None
+        async with Client(greeter(), mode=mode) as client:
+            assert text_of(await client.call_tool("greet", {"user": "u1"})) == "hello Ada (eu)"
 
 
 def test_without_a_tracer_provider_calls_are_not_traced() -> None:

@@ -1,10 +1,13 @@
-"""One real OpenTelemetry SDK tracer provider for the whole test session, recording only
-inside `recording()`.
+"""The real OpenTelemetry SDK for the tracing tests, and no tracing for every other test.
 
-OpenTelemetry lets a process set its global tracer provider once, so the tracing tests
-share this one, installed the first time a test records. Outside `recording()` its
-sampler drops every span: the rest of the suite then runs as a server whose provider
-samples its requests out, which mcp_resolve treats as untraced, like no provider at all.
+OpenTelemetry lets a process set its global tracer provider once, and once the SDK's
+provider is set, even a request it samples out carries a `traceparent` in the `_meta` of
+what the server sends (as it should in production). So the provider set here, on the
+first use, is a switch: outside `recording()` and `sampled_out()` its tracers are
+OpenTelemetry's no-op tracers, exactly as with no provider at all, and the rest of the
+suite sees what it sees without one; inside, spans come from the real SDK's
+`TracerProvider`, recorded by its in-memory exporter, or sampled out by its `ALWAYS_OFF`
+sampler.
 """
 
 from __future__ import annotations
@@ -17,56 +20,82 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.sdk.trace.sampling import Decision, Sampler, SamplingResult
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+
+EXPORTER = InMemorySpanExporter()
+RECORDING = TracerProvider()
+RECORDING.add_span_processor(SimpleSpanProcessor(EXPORTER))
+SAMPLED_OUT = TracerProvider(sampler=ALWAYS_OFF)
+_NO_OP = trace.NoOpTracer()
 
 
-class Switch(Sampler):
-    """Samples every span while on, none while off."""
+class Switch(trace.TracerProvider):
+    """The global provider of the test session: no-op, or one of the SDK providers above."""
 
-    on = False
+    def __init__(self) -> None:
+        self.current: TracerProvider | None = None
 
-    def should_sample(
-        self,
-        parent_context: Any,
-        trace_id: int,
-        name: str,
-        kind: Any = None,
-        attributes: Any = None,
-        *args: Any,
-        **kwargs: Any,
-    ) -> SamplingResult:
-        if not self.on:
-            return SamplingResult(Decision.DROP)
-        return SamplingResult(Decision.RECORD_AND_SAMPLE, attributes)  # kept, as samplers do
+    def get_tracer(self, name: str, *args: Any, **kwargs: Any) -> trace.Tracer:
+        return _Switched(self, name, args, kwargs)
 
-    def get_description(self) -> str:
-        return "tests: on inside recording()"
+
+class _Switched(trace.Tracer):
+    """A tracer that starts its spans with the provider the switch holds at that moment."""
+
+    def __init__(self, switch: Switch, name: str, args: Any, kwargs: Any) -> None:
+        self._switch = switch
+        self._named = (name, args, kwargs)
+        self._tracers: dict[int, trace.Tracer] = {}
+
+    def _tracer(self) -> trace.Tracer:
+        provider = self._switch.current
+        if provider is None:
+            return _NO_OP
+        tracer = self._tracers.get(id(provider))
+        if tracer is None:
+            name, args, kwargs = self._named
+            tracer = self._tracers[id(provider)] = provider.get_tracer(name, *args, **kwargs)
+        return tracer
+
+    def start_span(self, *args: Any, **kwargs: Any) -> trace.Span:
+        return self._tracer().start_span(*args, **kwargs)
+
+    @contextmanager  # type: ignore[override]
+    def start_as_current_span(self, *args: Any, **kwargs: Any) -> Iterator[trace.Span]:
+        with self._tracer().start_as_current_span(*args, **kwargs) as span:
+            yield span
 
 
 SWITCH = Switch()
-EXPORTER = InMemorySpanExporter()
-_installed: list[TracerProvider] = []
 
 
 def _install() -> None:
-    if not _installed:
-        provider = TracerProvider(sampler=SWITCH)
-        provider.add_span_processor(SimpleSpanProcessor(EXPORTER))
-        trace.set_tracer_provider(provider)
-        _installed.append(provider)
-        assert trace.get_tracer_provider() is provider, "another test set a tracer provider"
+    if trace.get_tracer_provider() is not SWITCH:
+        trace.set_tracer_provider(SWITCH)
+        assert trace.get_tracer_provider() is SWITCH, "another test set a tracer provider"
 
 
 @contextmanager
 def recording() -> Iterator[InMemorySpanExporter]:
-    """Spans are sampled and exported to the exporter given, cleared first, inside the block."""
+    """Spans are recorded by the SDK into the exporter given, cleared first, in the block."""
     _install()
     EXPORTER.clear()
-    SWITCH.on = True
+    SWITCH.current = RECORDING
     try:
         yield EXPORTER
     finally:
-        SWITCH.on = False
+        SWITCH.current = None
+
+
+@contextmanager
+def sampled_out() -> Iterator[None]:
+    """A real SDK provider whose sampler drops every span, in the block."""
+    _install()
+    SWITCH.current = SAMPLED_OUT
+    try:
+        yield
+    finally:
+        SWITCH.current = None
 
 
 def named(spans: Sequence[ReadableSpan], name: str) -> ReadableSpan:
