@@ -839,3 +839,46 @@ def test_every_output_on_the_page_is_what_the_command_prints(
 ) -> None:
     _, out, err = run(*shlex.split(command))
     assert out + err == output
+
+
+def test_graph_shows_sampling_roots_and_the_client_capabilities(run: Run, tmp_path: Path) -> None:
+    target = write(
+        tmp_path,
+        "llm",
+        """
+        from typing import Annotated
+
+        from mcp_types import ClientCapabilities, CreateMessageResult, ListRootsResult
+
+        from mcp_resolve import ListRoots, Resolve, Sample
+        from mcp_resolve.mcp import resolved
+
+
+        def summarize(topic: str, caps: ClientCapabilities | None) -> Sample:
+            return Sample([], max_tokens=5)
+
+
+        def roots() -> ListRoots:
+            return ListRoots()
+
+
+        @resolved
+        async def brief(
+            topic: str,
+            text: Annotated[CreateMessageResult, Resolve(summarize)],
+            where: Annotated[ListRootsResult, Resolve(roots)],
+        ) -> str:
+            return topic
+        """,
+    )
+    status, out, _ = run("graph", f"{target}:brief")
+    assert status == 0
+    assert out.splitlines()[1:] == [
+        "├── text ← summarize  sync · key llm:summarize · asks: sampling",
+        "│   ├── topic ← tool argument",
+        "│   └── caps ← client capabilities",
+        "└── where ← roots  sync · key llm:roots · asks: roots",
+    ]
+    status, out, _ = run("check", f"{target}:brief")
+    assert status == 0
+    assert "2 questions (1 sampling, 1 roots); no problems" in out

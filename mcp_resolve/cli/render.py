@@ -184,6 +184,9 @@ def tool_tree(tool: Function, out: Output) -> Item:
             entries.append(
                 (name, Item([(name, "param"), (f" {out.arrow} ", ""), ("context", "context")]))
             )
+        for name in node.capability_params:
+            caps = ("client capabilities", "context")
+            entries.append((name, Item([(name, "param"), (f" {out.arrow} ", ""), caps])))
         order = _order(node.fn)
         known = {name for name, _ in entries}
         with contextlib.suppress(TypeError, ValueError):
@@ -238,6 +241,10 @@ def mermaid(tools: Sequence[Function]) -> str:
                 lines.append(f'  {tid}_ctx[/"context"/]:::context')
                 for name in node.context_params:
                     lines.append(f"  {source} -.->|{_mm(name)}| {tid}_ctx")
+            if node.capability_params:
+                lines.append(f'  {tid}_caps[/"client capabilities"/]:::context')
+                for name in node.capability_params:
+                    lines.append(f"  {source} -.->|{_mm(name)}| {tid}_caps")
     lines += [
         "  classDef tool font-weight:bold,stroke-width:2px",
         "  classDef resolver fill:#eef4ff,stroke:#5b7bd5",

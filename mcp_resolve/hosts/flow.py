@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.request_state import authenticated_principal
+from mcp_types import InputRequiredResult
 from mcp_types.version import is_version_at_least
 
 from ..analysis.graph import Graph
@@ -30,8 +31,9 @@ from ..engine.results import Suspended
 from ..engine.tracing import start_call
 from ..errors import ResolutionError
 from ..seal import OversizedState
-from . import legacy, wire
+from . import body_rounds, legacy, wire
 from .at_most_once import DEFAULT_STATE_TTL, AtMostOnce, Principal, Unsealed, check_state_ttl
+from .body_rounds import BodyRound
 from .client_requests import parse_reply
 from .lifespan import no_app_scope
 from .replay_guard import ReplayGuard, check_replay_guard
@@ -64,6 +66,7 @@ class Connection:
     wire_arguments: Mapping[str, Any] | None = None  # as received, for the state's binding
     request_context: Any = None  # the SDK's ServerRequestContext (who asks, from where)
     app: AppScope | None = None  # the server lifespan's scope, for app-scoped resolvers
+    body_round: BodyRound | None = None  # what the body sees in a round it asked itself
 
     @classmethod
     def of(cls, request: Any, retry: Any, *, context: Any, **more: Any) -> Connection:
@@ -113,6 +116,7 @@ class ToolFlow:
         principal: Principal | None = authenticated_principal,
         tool_errors: tuple[type[Exception], ...] = (),
         app_scope_hint: str = "",
+        body_rounds: bool = False,
     ) -> None:
         if not (isinstance(max_rounds, int) and max_rounds >= 1):
             raise ValueError(f"max_rounds must be a positive integer, got {max_rounds!r}")
@@ -139,6 +143,8 @@ class ToolFlow:
         self.app_scoped = bool(graph.app_scoped)
         self.wants_capabilities = graph.wants_capabilities
         self.app_scope_hint = app_scope_hint
+        # Whether the host can show a body that asks on its own its own request state.
+        self.body_rounds = body_rounds
 
     async def run(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
         """Resolve, then run `body(values)`; or return the questions of a 2026-07-28 round."""
@@ -199,7 +205,32 @@ class ToolFlow:
                         self.once.stamp(following)
                     encoded = self._sealed(following, conn, resolution.graph)
                     return wire.input_required(outcome.questions, encoded, self.tool)
-            return await body(outcome.values)
+            if self.body_rounds and (conn.request_state is not None or conn.input_responses):
+                # The channel carried the resolvers' state: the body sees only its own.
+                conn.body_round = body_rounds.body_round(state, conn.input_responses)
+            result = await body(outcome.values)
+            if isinstance(result, InputRequiredResult):
+                with self._translated(resolution):
+                    return self._body_asked(state, resolution, conn, result)
+            return result
+
+    def _body_asked(
+        self,
+        state: RoundState,
+        resolution: Resolution,
+        conn: Connection,
+        result: InputRequiredResult,
+    ) -> InputRequiredResult:
+        """The body's own input requests, sent with a state that keeps the resolvers'
+        answers and the body's own state (see `body_rounds`)."""
+        following = body_rounds.next_state(self, state, resolution, result)
+        if following is None:
+            return result
+        self._check_rounds(following.rounds)
+        if self.once is not None:
+            self.once.stamp(following)
+        encoded = self._sealed(following, conn, resolution.graph)
+        return result.model_copy(update={"request_state": encoded})
 
     def _sealed(self, state: RoundState, conn: Connection, graph: Graph) -> str:
         """The state as it goes on the wire, within budget.

@@ -19,9 +19,11 @@ from typing import Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.uri_template import UriTemplate
+from mcp_types import InputResponseRequestParams
 
 from ..analysis.graph import Graph
 from ..analysis.injected import uses_resolvers
+from .body_rounds import BodyRound
 from .completion import announce
 from .flow import Connection
 from .lifespan import Lifespan, graphs_of, keeping_scope, scope_of
@@ -40,6 +42,16 @@ class _Host(WrappedFunction):
         "lifespan keeps one (a plain MCPServer gives mcp_resolve no way to learn when its "
         "lifespan ends)"
     )
+
+    body_rounds = True
+
+    def body_view(self, ctx: Context, round: BodyRound) -> Context:
+        """A copy of the SDK's `Context` whose input params are the body's own."""
+        view = ctx.model_copy()
+        view._input_params = InputResponseRequestParams(
+            request_state=round.request_state, input_responses=round.input_responses
+        )
+        return view
 
     def connection(self, ctx: Context) -> Connection:
         request = ctx.request_context  # read once: each Context property goes through it

@@ -44,6 +44,8 @@ class RoundState:
     changes: dict[str, int] = field(default_factory=dict)
     token: str | None = None
     expires: float | None = None  # with a replay guard: when this state stops being accepted
+    body: str | None = None  # the tool body's own request state, when the body asked
+    body_keys: tuple[str, ...] = ()  # the keys of the body's own input requests
 
     def encode(self) -> str:
         body: dict[str, Any] = {
@@ -58,6 +60,9 @@ class RoundState:
             body["i"] = self.token
         if self.expires is not None:
             body["e"] = self.expires
+        if self.body is not None:
+            body["b"] = self.body
+            body["k"] = list(self.body_keys)
         return json.dumps(body, separators=(",", ":"), ensure_ascii=True, sort_keys=True)
 
     def sizes(self) -> dict[str, int]:
@@ -80,6 +85,13 @@ class RoundState:
             raise StateError("unknown version")
         rounds, recorded, asked = body.get("n"), body.get("a"), body.get("q")
         changes, token, expires = body.get("c", {}), body.get("i"), body.get("e")
+        own, own_keys = body.get("b"), body.get("k", [])
+        if not (
+            (own is None or isinstance(own, str))
+            and isinstance(own_keys, list)
+            and all(isinstance(k, str) for k in own_keys)
+        ):
+            raise StateError("malformed")
         if not (
             isinstance(changes, dict)
             and all(isinstance(n, int) and n >= 0 for n in changes.values())
@@ -109,6 +121,8 @@ class RoundState:
             changes=dict(changes),
             token=token,
             expires=None if expires is None else float(expires),
+            body=own,
+            body_keys=tuple(own_keys),
         )
 
     def next_round(

@@ -142,7 +142,7 @@ def missing_capability(questions: Iterable[Question], *, why: str | None = None)
         names.insert(0, f"{kinds} elicitation")
     resolvers = ", ".join(repr(q.resolver) for q in questions)
     message = (
-        f"Client did not declare the {' and '.join(names)} "
+        f"Client did not declare the {_listed(names)} "
         f"{'capabilities' if len(names) > 1 else 'capability'} required by resolver {resolvers}"
     )
     if why:
@@ -155,3 +155,8 @@ def missing_capability(questions: Iterable[Question], *, why: str | None = None)
         message=message,
         data=data.model_dump(by_alias=True, exclude_none=True),
     )
+
+
+def _listed(names: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

@@ -22,6 +22,7 @@ from ..analysis.report import Analysed, active, check, stand_in
 from ..engine.graph import ResolverGraph
 from ..seal import ReplayGuard
 from .at_most_once import DEFAULT_STATE_TTL
+from .body_rounds import BodyRound
 from .flow import DEFAULT_MAX_ROUNDS, DEFAULT_MAX_STATE_BYTES, Connection, ToolFlow
 
 CONTEXT_PARAMETER = "mcp_resolve_ctx"  # frameworks refuse parameter names starting with "_"
@@ -57,6 +58,7 @@ class WrappedFunction:
     context_label = "a context"
     tool_errors: tuple[type[Exception], ...] = ()  # the framework's own "tool error" classes
     app_scope_hint = ""  # how to give the server's lifespan an application scope
+    body_rounds = False  # whether `body_view` can show a body its own request state
 
     @classmethod
     def wrap(cls, function: Callable[..., Any], **options: Any) -> Callable[..., Awaitable[Any]]:
@@ -78,7 +80,11 @@ class WrappedFunction:
                 return standing
         graph = ResolverGraph.from_function(function, context_types=(cls.context_type,))
         flow = ToolFlow(
-            graph, tool_errors=cls.tool_errors, app_scope_hint=cls.app_scope_hint, **options
+            graph,
+            tool_errors=cls.tool_errors,
+            app_scope_hint=cls.app_scope_hint,
+            body_rounds=cls.body_rounds,
+            **options,
         )
         wrapper = cls(function, graph, flow).wrapper
         if collected is not None:
@@ -180,10 +186,18 @@ class WrappedFunction:
         return await self.run(ctx, arguments, kwargs)
 
     async def run(self, ctx: Any, arguments: dict[str, Any], kwargs: dict[str, Any]) -> Any:
-        async def body(values: dict[str, Any]) -> Any:
-            return await self.body(**self.body_kwargs(ctx, kwargs, values))
+        conn = self.connection(ctx)
 
-        return await self.flow.run(self.connection(ctx), arguments, body)
+        async def body(values: dict[str, Any]) -> Any:
+            shown = ctx if conn.body_round is None else self.body_view(ctx, conn.body_round)
+            return await self.body(**self.body_kwargs(shown, kwargs, values))
+
+        return await self.flow.run(conn, arguments, body)
+
+    def body_view(self, ctx: Any, round: BodyRound) -> Any:
+        """The context a body that asked on its own sees on the retry: its own request
+        state and responses (see `body_rounds`); hosts with `body_rounds` provide it."""
+        return ctx
 
     async def _direct(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Called as a plain function (e.g. recursively), with nothing left to resolve."""
