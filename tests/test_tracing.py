@@ -316,6 +316,39 @@ async def test_a_failing_resolver_records_its_exception_class_and_never_its_mess
     assert "mallory" not in every_text(exported)
 
 
+async def stalls() -> str:
+    await anyio.sleep_forever()
+    return "never"
+
+
+async def fails_soon(user: str) -> str:
+    await anyio.sleep(0)
+    raise ToolError("no")
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_run_cancelled_because_a_sibling_failed_is_cancelled_not_failed(
+    spans: InMemorySpanExporter, mode: str
+) -> None:
+    mcp = ResolvingMCPServer("race")
+
+    @mcp.tool()
+    async def race(
+        user: str, a: Annotated[str, Resolve(stalls)], b: Annotated[str, Resolve(fails_soon)]
+    ) -> str:
+        return a + b
+
+    async with Client(mcp, mode=mode) as client:
+        assert (await client.call_tool("race", {"user": "u"})).is_error
+    exported = spans.get_finished_spans()
+    stalled, failed = named(exported, "resolver stalls"), named(exported, "resolver fails_soon")
+    assert attributes(failed)["mcp_resolve.resolver.outcome"] == "error"
+    assert attributes(failed)["error.type"] == "ToolError"
+    assert attributes(stalled)["mcp_resolve.resolver.outcome"] == "cancelled"
+    assert "error.type" not in attributes(stalled)
+    assert stalled.status.status_code != StatusCode.ERROR
+
+
 # -- nothing of the user's on any span -----------------------------------------------------
 
 SECRET = st.from_regex(r"sk-[A-Za-z0-9]{20,32}", fullmatch=True)

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import anyio
+
 from ..analysis.graph import Graph
 from ..analysis.nodes import Node
 from ..outcomes import Outcome
@@ -146,6 +148,13 @@ class TracedResolution(Resolution):
         return done, None
 
     def _failed(self, node: Node, error: BaseException) -> None:
+        """A run that raised; one cancelled (a sibling failed, or the call was) is not a
+        failure of its own, so a reader finds the resolver that failed at a glance."""
         span = self._open.pop(node.index, None)
-        if span is not None:
-            CallTrace.failed(span, error, self._ends.pop(node.index, None))
+        if span is None:
+            return
+        ended = self._ends.pop(node.index, None)
+        if isinstance(error, anyio.get_cancelled_exc_class()):
+            CallTrace.ended(span, "cancelled", ended)
+        else:
+            CallTrace.failed(span, error, ended)
