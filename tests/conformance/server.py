@@ -30,7 +30,9 @@ from mcp_resolve import (
     AcceptedElicitation,
     Elicit,
     ElicitationResult,
+    ListRoots,
     Resolve,
+    Sample,
 )
 from mcp_resolve.mcp import ResolvingMCPServer
 
@@ -367,6 +369,96 @@ async def test_input_required_result_multi_round(
 ) -> str:
     """Asks a name, then (knowing it) a colour: two rounds."""
     return f"{step1.name} likes {step2.color}."
+
+
+def sample(text: str, max_tokens: int) -> Sample:
+    message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=text))
+    return Sample([message], max_tokens=max_tokens)
+
+
+def said(result: types.CreateMessageResult) -> str:
+    content = result.content
+    return content.text if isinstance(content, types.TextContent) else f"({content.type})"
+
+
+def ask_model(prompt: str) -> Sample:
+    return sample(prompt, 100)
+
+
+def ask_capital() -> Sample:
+    return sample("What is the capital of France?", 100)
+
+
+def ask_greeting() -> Sample:
+    return sample("Generate a greeting", 50)
+
+
+def ask_roots() -> ListRoots:
+    return ListRoots()
+
+
+def ask_what_the_client_can_answer(capabilities: types.ClientCapabilities | None) -> object:
+    """A form if the client can show one, else its LLM, else a default: the capability choice.
+
+    It may ask either of two questions, so its return annotation declares none."""
+    if capabilities is not None and capabilities.elicitation is not None:
+        return ask_name()
+    if capabilities is not None and capabilities.sampling is not None:
+        return sample("Say hello", 50)
+    return "no way to ask"
+
+
+@server.tool(structured_output=False)
+async def test_sampling(
+    prompt: str, completion: Annotated[types.CreateMessageResult, Resolve(ask_model)]
+) -> str:
+    """Has the client's LLM answer the prompt it is given."""
+    return f"LLM response: {said(completion)}"
+
+
+@server.tool(structured_output=False)
+async def test_input_required_result_sampling(
+    completion: Annotated[types.CreateMessageResult, Resolve(ask_capital, key="capital_question")],
+) -> str:
+    """Asks the client's LLM a question."""
+    return f"Model said: {said(completion)}"
+
+
+@server.tool(structured_output=False)
+async def test_input_required_result_list_roots(
+    roots: Annotated[types.ListRootsResult, Resolve(ask_roots, key="client_roots")],
+) -> str:
+    """Reports the client's roots."""
+    uris = ", ".join(str(root.uri) for root in roots.roots)
+    return f"Client exposed {len(roots.roots)} root(s): {uris}"
+
+
+@server.tool(structured_output=False)
+async def test_input_required_result_multiple_inputs(
+    user: Annotated[Name, Resolve(ask_name, key="user_name")],
+    greeting: Annotated[types.CreateMessageResult, Resolve(ask_greeting, key="greeting")],
+    roots: Annotated[types.ListRootsResult, Resolve(ask_roots, key="client_roots")],
+) -> str:
+    """Asks a form, the client's LLM and its roots, all in one round."""
+    return f"{said(greeting)} {user.name} ({len(roots.roots)} root(s))"
+
+
+@server.tool(structured_output=False)
+async def test_input_required_result_capabilities(
+    answer: Annotated[Any, Resolve(ask_what_the_client_can_answer, key="ask")],
+) -> str:
+    """Asks only what the client declared it can answer."""
+    if isinstance(answer, types.CreateMessageResult):
+        return f"Model said: {said(answer)}"
+    return f"Answer: {answer}"
+
+
+@server.tool(structured_output=False)
+async def test_missing_capability(
+    completion: Annotated[types.CreateMessageResult, Resolve(ask_capital)],
+) -> str:
+    """Needs the client's LLM; a client that declared no sampling gets -32021."""
+    return said(completion)
 
 
 @server.prompt()
