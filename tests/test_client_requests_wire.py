@@ -207,3 +207,28 @@ async def test_a_client_without_sampling_gets_the_samples_fallback(mode: str) ->
         asked = await session.call_tool("brief", {"topic": "tides"})
     assert text_of(without) == "offline summary"
     assert text_of(asked) == "<tides>"
+
+
+def broken_sample(topic: str) -> Sample:
+    # A tool result answering no tool use: the SDK would not send this request.
+    result = {"role": "user", "content": [{"type": "tool_result", "toolUseId": "x", "content": []}]}
+    return Sample([{"role": "user", "content": {"type": "text"}}, result], max_tokens=8)
+
+
+async def broken(
+    topic: str, found: Annotated[types.CreateMessageResult, Resolve(broken_sample)]
+) -> str:
+    """Samples with messages no client can be sent."""
+    return "never"
+
+
+@pytest.mark.parametrize("mode", ["legacy", MODERN])
+async def test_a_sample_that_cannot_be_sent_is_a_tool_error_naming_the_resolver(mode: str) -> None:
+    mcp = MCPServer("broken")
+    mcp.tool()(resolved(broken))
+    async with Client(mcp, mode=mode, sampling_callback=ClientSide().sample) as session:
+        result = await session.call_tool("broken", {"topic": "x"})
+    assert result.is_error
+    text = text_of(result)
+    assert "Resolver 'broken_sample' for parameter 'found' returned a Sample that cannot" in text
+    assert "messages.0.content" in text  # which fields, never their content
