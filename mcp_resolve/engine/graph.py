@@ -28,9 +28,12 @@ from .tracing import CallTrace
 class ResolverGraph(Graph):
     """The resolvers of one tool, analysed once; `start()` runs them for a call."""
 
-    __slots__ = ("_planned", "_seen_version", "plan")
+    __slots__ = ("_planned", "_seen_version", "plan", "reply_parser")
 
     def _built(self) -> None:
+        # Validates the client's result for a Sample or ListRoots: the hosts set the SDK's
+        # result types; without one (the core alone) the consumer receives the JSON.
+        self.reply_parser: ReplyParser | None = None
         self.plan = Plan(self, Resolved)
         # The override version this graph was last found unaffected by (-1: check first).
         self._seen_version = -1 if overrides.active else overrides.version
@@ -43,7 +46,6 @@ class ResolverGraph(Graph):
         *,
         app: AppScope | None = None,
         trace: CallTrace | None = None,
-        replies: ReplyParser | None = None,
         capabilities: Any = None,
     ) -> Resolution:
         """Begin resolving one call; use the result as an async context manager.
@@ -52,22 +54,26 @@ class ResolverGraph(Graph):
         resolved parameter's name are ignored. `context` is injected into every resolver
         parameter annotated with one of the graph's context types. `app` is the scope that
         keeps app-scoped values (the server's, given by hosts); a graph with app-scoped
-        resolvers needs one. `replies` validates the client's result for a `Sample` or
-        `ListRoots` (the hosts give the SDK's result types; without it the consumer gets the
-        result's JSON); `capabilities` is what resolver parameters annotated with the SDK's
-        `ClientCapabilities` receive (what the client declared).
+        resolvers needs one. `capabilities` is what resolver parameters annotated with the
+        SDK's `ClientCapabilities` receive (what the client declared; hosts pass it only to
+        graphs with such parameters, so other calls pay nothing for it).
         `trace` records the call's spans (`tracing.start_call`); an untraced call never
         looks at tracing again.
         """
+        if trace is None and capabilities is None:
+            if overrides.version != self._seen_version or (self.depends and provider_active()):
+                graph = self.effective()
+                return Resolution(graph, graph.plan, arguments, context, app)
+            return Resolution(self, self.plan, arguments, context, app)
+        graph = self.effective()
         if trace is not None:
-            graph = self.effective()
-            return TracedResolution(
-                graph, graph.plan, arguments, context, app, trace, replies, capabilities
+            resolution: Resolution = TracedResolution(
+                graph, graph.plan, arguments, context, app, trace
             )
-        if overrides.version != self._seen_version or (self.depends and provider_active()):
-            graph = self.effective()
-            return Resolution(graph, graph.plan, arguments, context, app, replies, capabilities)
-        return Resolution(self, self.plan, arguments, context, app, replies, capabilities)
+        else:
+            resolution = Resolution(graph, graph.plan, arguments, context, app)
+        resolution._capabilities = capabilities
+        return resolution
 
     def effective(self) -> ResolverGraph:
         """The graph a call runs now: this one, or, while overrides replace any of its
@@ -83,6 +89,7 @@ class ResolverGraph(Graph):
         plan_key = (version, tuple((id(k), id(v[1])) for k, v in borrowed.items()))
         planned = self._planned
         if planned is not None and planned[0] == plan_key:
+            planned[1].reply_parser = self.reply_parser
             return planned[1]
         active = {**borrowed, **overrides.active} if borrowed else overrides.active
         if not any(identity(node.fn) in active for node in self.nodes):
@@ -97,5 +104,6 @@ class ResolverGraph(Graph):
             context_types=self.context_types,
             substitutions=active,
         )
+        graph.reply_parser = self.reply_parser
         self._planned = (plan_key, graph)
         return graph

@@ -36,7 +36,7 @@ from .app_scope import AppScope, app_step, app_value
 from .cleanup import ExitStack
 from .questions import Answer, Question
 from .refusal import refused
-from .replies import ReplyParser, Supplied, reply_of
+from .replies import Supplied, reply_of
 from .results import Resolved, Suspended
 from .scheduler import Scheduler
 from .stepping import DONE, forward, resume
@@ -62,8 +62,9 @@ class Resolution:
 
     Answers may also be outcomes (`DeclinedElicitation()`, `AcceptedElicitation(model)`...),
     or `Supplied(value)` for a `Sample`/`ListRoots`, injected as they are: that is how a
-    host applies a question's declared fallback. `replies` validates the client's result
-    for a `Sample` or `ListRoots` (hosts give the SDK's result types); `capabilities` is
+    host applies a question's declared fallback. The graph's `reply_parser` validates the
+    client's result for a `Sample` or `ListRoots` (hosts give the SDK's result types);
+    `_capabilities`, set by `ResolverGraph.start` only when a host gives it, is
     what resolver parameters annotated with the SDK's `ClientCapabilities` receive.
     """
 
@@ -78,13 +79,14 @@ class Resolution:
         "_exits",
         "_graph",
         "_plan",
-        "_replies",
         "_result",
         "_stuck",
         "_values",
         "failed",
         "used",
     )
+
+    _capabilities: Any  # left unset unless given: a call that does not use it pays nothing
 
     def __init__(
         self,
@@ -93,16 +95,12 @@ class Resolution:
         arguments: Mapping[str, Any],
         context: Any,
         app: AppScope | None = None,
-        replies: ReplyParser | None = None,
-        capabilities: Any = None,
     ) -> None:
         self._graph = graph
         self._plan = plan
         defaults = graph.argument_defaults
         self._args = {**defaults, **arguments} if defaults else arguments
         self._context = context
-        self._capabilities = capabilities
-        self._replies = replies
         self._app = app
         self._app_values = _NO_VALUES if app is None else app.values
         self._values: list[Any] = [_PENDING] * len(graph.nodes)
@@ -266,8 +264,9 @@ class Resolution:
             for name in node.context_params:
                 kwargs[name] = self._context
         if node.capability_params:
+            capabilities = getattr(self, "_capabilities", None)  # set only when given
             for name in node.capability_params:
-                kwargs[name] = self._capabilities
+                kwargs[name] = capabilities
         if node.argument_params:
             args = self._args
             for name, argument in node.argument_params:
@@ -332,7 +331,8 @@ class Resolution:
         if question.request_waits and answer.action == "accept":
             return None
         if question.kind == "sampling" or question.kind == "roots":
-            outcome = reply_of(question, answer, self._graph.tool, self._replies)
+            parse = getattr(self._graph, "reply_parser", None)
+            outcome = reply_of(question, answer, self._graph.tool, parse)
         else:
             outcome = outcome_of(question, answer, self._graph.tool)
         if self.used is None:

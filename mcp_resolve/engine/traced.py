@@ -23,7 +23,7 @@ from ..outcomes import Outcome
 from ..plan.plan import Plan
 from .app_scope import AppScope
 from .questions import Answer, Question
-from .replies import ReplyParser, Supplied
+from .replies import Supplied
 from .resolution import Resolution
 from .results import Resolved, Suspended
 from .threads import call
@@ -43,10 +43,8 @@ class TracedResolution(Resolution):
         context: Any,
         app: AppScope | None,
         trace: CallTrace,
-        replies: ReplyParser | None = None,
-        capabilities: Any = None,
     ) -> None:
-        super().__init__(graph, plan, arguments, context, app, replies, capabilities)
+        super().__init__(graph, plan, arguments, context, app)
         self._trace = trace
         self._open: dict[int, Any] = {}  # node index -> the span of its run in progress
         self._ends: dict[int, int] = {}  # node index -> when a sync run ended, in its thread

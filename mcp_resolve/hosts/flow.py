@@ -142,6 +142,7 @@ class ToolFlow:
         # Whether calls need the server lifespan's scope, and what to say when there is none.
         self.app_scoped = bool(graph.app_scoped)
         self.wants_capabilities = graph.wants_capabilities
+        graph.reply_parser = parse_reply  # the client's replies as the SDK's result types
         self.app_scope_hint = app_scope_hint
         # Whether the host can show a body that asks on its own its own request state.
         self.body_rounds = body_rounds
@@ -344,7 +345,6 @@ class ToolFlow:
             conn.context,
             app=conn.app,
             trace=trace,
-            replies=parse_reply,
             capabilities=capabilities,
         )
 

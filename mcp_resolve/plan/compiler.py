@@ -149,7 +149,8 @@ def _async_node(node: Node, namespace: dict[str, Any]) -> list[str]:
     for name in node.context_params:
         call_args.append(_keyword(name, "ctx", namespace, i, len(call_args)))
     for name in node.capability_params:
-        call_args.append(_keyword(name, "res._capabilities", namespace, i, len(call_args)))
+        caps = 'getattr(res, "_capabilities", None)'  # set only when a host gives them
+        call_args.append(_keyword(name, caps, namespace, i, len(call_args)))
     for name, argument in node.argument_params:
         lines.append(f"        a = args.get({argument!r}, _PENDING)")
         lines.append("        if a is _PENDING:")

@@ -275,13 +275,9 @@ class _Driver:
             return await self._body(arguments, outcome)
 
     def _start(self, graph: ResolverGraph, arguments: dict[str, Any]) -> Any:
-        return graph.start(
-            arguments,
-            self.context,
-            app=self.app,
-            replies=_reply_parser(),
-            capabilities=self.capabilities,
-        )
+        if graph.reply_parser is None:  # a plain function's graph: validate as a host would
+            graph.reply_parser = _reply_parser()
+        return graph.start(arguments, self.context, app=self.app, capabilities=self.capabilities)
 
     async def _answer(self, question: Question) -> Answer:
         asked = AskedQuestion.of(question, self.round)
