@@ -5,11 +5,11 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 import anyio
-import anyio.to_thread
 import pytest
 from pydantic import BaseModel
 
 from mcp_resolve import Answer, Elicit, ResolutionError, Resolve, Resolved, ResolverGraph, Suspended
+from mcp_resolve.engine import workers
 
 both_backends = pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
 
@@ -46,9 +46,9 @@ class Hops:
 
 @pytest.fixture
 def hops(monkeypatch: pytest.MonkeyPatch) -> Hops:
-    """Wraps `anyio.to_thread.run_sync`, which the engine looks up at every hop."""
+    """Wraps `mcp_resolve.engine.workers.run_sync`, which the engine looks up at every hop."""
     hops = Hops()
-    original = anyio.to_thread.run_sync
+    original = workers.run_sync
 
     async def counting(func: Any, *args: Any, **kwargs: Any) -> Any:
         hops.count += 1
@@ -60,7 +60,7 @@ def hops(monkeypatch: pytest.MonkeyPatch) -> Hops:
 
         return await original(numbered, *args, **kwargs)
 
-    monkeypatch.setattr(anyio.to_thread, "run_sync", counting)
+    monkeypatch.setattr(workers, "run_sync", counting)
     return hops
 
 

@@ -561,3 +561,15 @@ async def test_a_decorated_function_stays_callable_with_its_resolved_values() ->
     assert await tool("p", Name(name="Ada")) == "p Ada"
     with pytest.raises(TypeError, match="without an MCP Context"):
         await tool(path="p")
+
+
+def test_the_request_context_read_on_every_call_is_the_sdks_own() -> None:
+    from mcp_resolve.hosts.mcp import request_context_of
+    from mcp_resolve.testing import context
+
+    ctx = context()
+    assert request_context_of(ctx) is ctx.request_context
+    # Outside a request the SDK's own answer (its error) is what the host sees.
+    with pytest.raises(ValueError, match="outside of a request"):
+        request_context_of(Context())
+

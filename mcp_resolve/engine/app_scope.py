@@ -23,7 +23,6 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 import anyio
-import anyio.to_thread
 
 from ..analysis.edges import EdgeRefusal
 from ..analysis.graph import Graph
@@ -31,6 +30,7 @@ from ..analysis.nodes import ASYNC, ASYNC_GEN, SYNC, Node
 from ..client_requests import QUESTION_CLASSES
 from ..errors import ResolutionError
 from ..plan.compiler import PENDING
+from . import workers
 from .cleanup import ExitStack
 from .refusal import refused
 from .threads import call
@@ -175,7 +175,7 @@ class AppScope:
         if kind == ASYNC:
             return await node.fn(**kwargs)
         if kind == SYNC:
-            return await anyio.to_thread.run_sync(functools.partial(node.fn, **kwargs))
+            return await workers.run_sync(functools.partial(node.fn, **kwargs))
         if kind == ASYNC_GEN:
             agen = node.fn(**kwargs)
             try:
@@ -186,7 +186,7 @@ class AppScope:
                 ) from None
             self._keep(True, agen, node)
             return value
-        value, generator = await anyio.to_thread.run_sync(call, node, kwargs)
+        value, generator = await workers.run_sync(call, node, kwargs)
         self._keep(False, generator, node)
         return value
 

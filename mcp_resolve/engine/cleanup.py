@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-import anyio.to_thread
+
+from . import workers
 
 
 class ExitStack:
@@ -52,11 +53,11 @@ class ExitStack:
                         if is_async:
                             await generator.aclose()
                         else:
-                            await anyio.to_thread.run_sync(generator.close)
+                            await workers.run_sync(generator.close)
                     elif is_async:
                         await _finish_async(generator, error, name)
                     else:
-                        await anyio.to_thread.run_sync(_finish_sync, generator, error, name)
+                        await workers.run_sync(_finish_sync, generator, error, name)
                 except BaseException as new:
                     if new is not error:
                         if new.__context__ is None and error is not None:

@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from typing import Any, NoReturn
 
 import anyio
-import anyio.to_thread
 
 from ..analysis.edges import EdgeRefusal
 from ..analysis.graph import Graph
@@ -30,6 +29,7 @@ from ..markers import Elicit
 from ..outcomes import OUTCOME_TYPES, Outcome
 from ..plan.compiler import BLOCKED, PENDING
 from ..plan.plan import Plan
+from . import workers
 from .answers import check_undeclared, outcome_of, take_answers
 from .app_scope import NO_VALUES as _NO_VALUES
 from .app_scope import AppScope, app_step, app_value
@@ -362,7 +362,7 @@ class Resolution:
         """Run ready sync resolvers in one worker-thread hop, in graph order."""
         calls = [(node, self._kwargs(node)) for node in nodes]
         self._current = tuple(nodes)
-        done, error = await anyio.to_thread.run_sync(self._calls, calls)
+        done, error = await workers.run_sync(self._calls, calls)
         for (node, _), (result, generator) in zip(calls, done, strict=False):
             if generator is not None:
                 self._exit_stack().push_sync(generator, node.name)
@@ -382,7 +382,7 @@ class Resolution:
         nothing else touches the resolution.
         """
         self._current = tuple(nodes)
-        error = await anyio.to_thread.run_sync(run_ready, self, nodes, extend)
+        error = await workers.run_sync(run_ready, self, nodes, extend)
         if error is not None:
             raise error
 

@@ -107,7 +107,7 @@ class _Host(WrappedFunction):
         async def body(values: dict[str, Any]) -> Any:
             nonlocal in_body
             in_body = True
-            return await self.body(**self.body_kwargs(ctx, kwargs, values))
+            return await self.body(self.body_kwargs(ctx, arguments, values))
 
         try:
             return await self.flow.run(_connection(ctx, self.flow.app_scoped), arguments, body)

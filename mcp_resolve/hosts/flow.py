@@ -147,13 +147,17 @@ class ToolFlow:
         # Whether the host can show a body that asks on its own its own request state.
         self.body_rounds = body_rounds
 
-    async def run(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
-        """Resolve, then run `body(values)`; or return the questions of a 2026-07-28 round."""
+    def run(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Awaitable[Any]:
+        """Resolve, then run `body(values)`; or return the questions of a 2026-07-28 round.
+
+        Not a coroutine itself: it hands back the generation's own, one frame fewer on
+        every call.
+        """
         if self.app_scoped and conn.app is None:
             raise no_app_scope(self.graph, self.app_scope_hint)
         if _is_modern(conn.version):
-            return await self._modern(conn, arguments, body)
-        return await self._legacy(conn, arguments, body)
+            return self._modern(conn, arguments, body)
+        return self._legacy(conn, arguments, body)
 
     async def _legacy(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
         trace = start_call(self.tool, "legacy", 1)

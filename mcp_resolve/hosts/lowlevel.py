@@ -25,7 +25,6 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from typing import Any, get_type_hints
 
-import anyio.to_thread
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver.exceptions import ToolError
@@ -35,6 +34,7 @@ from pydantic import BaseModel, ValidationError, create_model
 
 from ..analysis.report import Analysed, active, check
 from ..engine.graph import ResolverGraph
+from ..engine.workers import run_sync
 from ..errors import InvalidSignature
 from ..seal import KeyRing, ReplayGuard, StateSealer
 from .completion import announce
@@ -201,7 +201,7 @@ class ResolvedTools:
             call = functools.partial(tool.fn, **arguments, **values)
             if tool.is_async:
                 return await call()
-            return await anyio.to_thread.run_sync(call)
+            return await run_sync(call)
 
         try:
             result = await tool.flow.run(conn, arguments, body)

@@ -15,11 +15,11 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar, Union, get_type_hints, overload
 
-import anyio.to_thread
 import mcp_types as types
 
 from ..analysis.report import Analysed, active, check, stand_in
 from ..engine.graph import ResolverGraph
+from ..engine.workers import run_sync
 from ..seal import ReplayGuard
 from .at_most_once import DEFAULT_STATE_TTL
 from .body_rounds import BodyRound
@@ -129,6 +129,8 @@ class WrappedFunction:
         self.signature = inspect.signature(fn)
         self.model_names = tuple(p.name for p in graph.model_parameters)
         self.own_ctx = graph.context_parameters[0] if graph.context_parameters else None
+        self.resolved_names = graph.resolved_parameters
+        self.nothing_to_resolve = not graph.nodes
         self.wrapper = self._make_wrapper()
 
     def connection(self, ctx: Any) -> Connection:
@@ -171,7 +173,7 @@ class WrappedFunction:
         return wrapper
 
     async def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if args or not self.graph.resolved_parameters.isdisjoint(kwargs) or not self.graph.nodes:
+        if args or self.nothing_to_resolve or not self.resolved_names.isdisjoint(kwargs):
             return await self._direct(args, kwargs)
         if self.own_ctx is None:
             ctx = kwargs.pop(CONTEXT_PARAMETER, None)
@@ -190,7 +192,7 @@ class WrappedFunction:
 
         async def body(values: dict[str, Any]) -> Any:
             shown = ctx if conn.body_round is None else self.body_view(ctx, conn.body_round)
-            return await self.body(**self.body_kwargs(shown, kwargs, values))
+            return await self.body(self.body_kwargs(shown, arguments, values))
 
         return await self.flow.run(conn, arguments, body)
 
@@ -209,18 +211,20 @@ class WrappedFunction:
             raise TypeError(
                 f"{self.tool}() called directly must be given its resolved parameters: {names}"
             )
-        return await self.body(*args, **kwargs)
+        return await self.body(kwargs, args)
 
-    async def body(self, *args: Any, **kwargs: Any) -> Any:
+    async def body(self, kwargs: dict[str, Any], args: tuple[Any, ...] = ()) -> Any:
+        """The function itself: awaited, or a sync one in a worker thread."""
         if self.is_async:
             return await self.fn(*args, **kwargs)
-        return await anyio.to_thread.run_sync(functools.partial(self.fn, *args, **kwargs))
+        return await run_sync(functools.partial(self.fn, *args, **kwargs))
 
     def body_kwargs(
-        self, ctx: Any, kwargs: dict[str, Any], values: dict[str, Any]
+        self, ctx: Any, arguments: dict[str, Any], values: dict[str, Any]
     ) -> dict[str, Any]:
-        call = {name: kwargs[name] for name in self.model_names if name in kwargs}
-        call.update(values)
+        """The body's keyword arguments: the model's `arguments`, the resolved `values`, and
+        the context when the function takes it."""
+        call = {**arguments, **values}
         if self.own_ctx is not None:
             call[self.own_ctx] = ctx
         return call

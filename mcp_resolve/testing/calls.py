@@ -15,7 +15,6 @@ from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import InitVar, dataclass, field
 from typing import Any, Generic, Literal, TypedDict, TypeVar, overload
 
-import anyio.to_thread
 from typing_extensions import Unpack
 
 from ..analysis.nodes import callable_name, identity
@@ -23,6 +22,7 @@ from ..engine.app_scope import AppScope, scope_for
 from ..engine.graph import ResolverGraph
 from ..engine.questions import Answer, Question
 from ..engine.results import Resolved, Suspended
+from ..engine.workers import run_sync
 from ..errors import ResolutionError
 from ..hosts.state import RoundState
 from .asked import (
@@ -301,7 +301,7 @@ class _Driver:
         function = self.graph.function
         if inspect.iscoroutinefunction(function):
             return await function(**kwargs)
-        return await anyio.to_thread.run_sync(functools.partial(function, **kwargs))
+        return await run_sync(functools.partial(function, **kwargs))
 
 
 def _reply_parser() -> Any:

@@ -1,0 +1,124 @@
+"""Worker threads for sync resolvers and bodies: the hop off the event loop, made cheap.
+
+A sync resolver never runs on the event loop's thread (it could block every other call),
+so each call with sync resolvers pays a round trip to a worker thread. With
+`anyio.to_thread.run_sync` that trip costs its own bookkeeping (a capacity limiter, a
+cancel scope, a worker found and its idle time kept) on top of the two unavoidable thread
+wake-ups; measured inside a served call on a 2-core machine it was 30 µs of a 170-200 µs
+hop (benchmarks/host.py). On asyncio this module keeps its own small pool instead: a
+shared queue, threads started as needed up to a cap and retired after a while idle, and
+the result handed back with `call_soon_threadsafe`. On any other event loop (trio) the
+hop is anyio's.
+
+Semantics match anyio's defaults: the function runs in a copy of the caller's context
+variables, and the caller cannot be cancelled away from a running function (it waits for
+it to return, so cleanup order holds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import os
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+
+T = TypeVar("T")
+
+MAX_THREADS = 40
+"""Threads running sync functions at once; further hops wait their turn (anyio's default)."""
+IDLE_SECONDS = 10.0
+"""A worker with nothing to do for this long ends; the next hop starts another."""
+
+_Job = tuple[
+    asyncio.AbstractEventLoop, "asyncio.Future[Any]", contextvars.Context, Any, tuple[Any, ...]
+]
+
+
+class _Pool:
+    """Threads that take jobs from one queue; counted so that a hop starts one only when
+    none is idle."""
+
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self.lock = threading.Lock()
+        self.idle = 0
+        self.threads = 0
+
+    def submit(self, job: _Job) -> None:
+        with self.lock:
+            start = self.idle == 0 and self.threads < MAX_THREADS
+            if start:
+                self.threads += 1
+            else:
+                self.idle -= 1  # this job will take an idle worker (or wait for one)
+        if start:
+            threading.Thread(target=self._work, name="mcp_resolve worker", daemon=True).start()
+        self.jobs.put(job)
+
+    def _work(self) -> None:
+        jobs = self.jobs
+        while True:
+            try:
+                job = jobs.get(timeout=IDLE_SECONDS)
+            except queue.Empty:
+                with self.lock:
+                    if self.idle > 0:  # no job was promised to an idle worker: retire
+                        self.idle -= 1
+                        self.threads -= 1
+                        return
+                continue  # a job is on its way to an idle worker: wait for it
+            _run(job)
+            with self.lock:
+                self.idle += 1
+
+
+def _run(job: _Job) -> None:
+    loop, future, context, fn, args = job
+    try:
+        result, error = context.run(fn, *args), None
+    except BaseException as exc:  # handed to the caller, who raises it
+        result, error = None, exc
+    with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+        loop.call_soon_threadsafe(_settle, future, result, error)
+
+
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.cancelled():
+        return
+    if error is None:
+        future.set_result(result)
+    else:
+        future.set_exception(error)
+
+
+_pool = _Pool()
+
+
+def _forget_pool() -> None:
+    """A forked child has none of the parent's threads."""
+    global _pool
+    _pool = _Pool()
+
+
+if hasattr(os, "register_at_fork"):  # pragma: no branch
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+async def run_sync(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` in a worker thread, awaited without blocking the event loop."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not asyncio (trio): anyio's own hop
+        return await anyio.to_thread.run_sync(fn, *args)
+    future: asyncio.Future[T] = loop.create_future()
+    _pool.submit((loop, future, contextvars.copy_context(), fn, args))
+    with anyio.CancelScope(shield=True):  # a running function is waited for, never left
+        await future
+    return future.result()
