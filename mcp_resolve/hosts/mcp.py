@@ -56,18 +56,14 @@ class _Host(WrappedFunction):
     def connection(self, ctx: Context) -> Connection:
         request = request_context_of(ctx)
         app = scope_of(request.lifespan_context) if self.flow.app_scoped else None
-        params = request.params
-        if not params:
-            return Connection(
-                request.protocol_version, request.session, request.request_id, None, None, ctx,
-                request_context=request, app=app,
-            )  # fmt: skip
-        # The SDK has already unsealed the state into the request's params; the typed
-        # responses are read only when the client sent some.
+        # The SDK leaves the unsealed state in the request's params; the typed responses
+        # are read (a pydantic property) only when the client sent some.
+        params = request.params or {}
         responses = ctx.input_responses if "inputResponses" in params else None
+        state = params.get("requestState")
         return Connection(
-            request.protocol_version, request.session, request.request_id,
-            params.get("requestState"), responses, ctx, request_context=request, app=app,
+            request.protocol_version, request.session, request.request_id, state, responses,
+            ctx, request_context=request, app=app,
         )  # fmt: skip
 
 

@@ -12,9 +12,9 @@ Each level is planned from what the engine has learned about its resolvers. Thos
 to finish without waiting are called inline. If two or more things in the level wait or
 may (async resolvers not yet seen, or seen waiting, and the level's sync resolvers as one
 thread hop), the rest of the graph is handed to the scheduler, which starts each resolver
-in a task group; otherwise the one waiting thing is awaited inline too. Whenever a
-resolver's behaviour is first learned the walk is dropped and generated again, so a graph
-of trivial resolvers ends up as straight calls and a graph of slow ones as tasks.
+in a task group; otherwise the one waiting thing is awaited inline too. What is learned
+flips a per-level flag the walk reads (the code is never generated again), so a graph of
+trivial resolvers ends up as straight calls and a graph of slow ones as tasks.
 """
 
 from __future__ import annotations
