@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-import math
+import socket
 from collections.abc import Callable
 from typing import Annotated, Any, Protocol
 
@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from mcp_resolve import Elicit, Resolve
 from mcp_resolve.mcp import resolved
+from mcp_resolve.redis import RedisReplayGuard
 from mcp_resolve.seal import MemoryReplayGuard, ReplayGuard
 
 
@@ -112,44 +113,46 @@ def transfer_tool(replay_guard: ReplayGuard | None) -> Callable[..., Any]:
     return transfer
 
 
-class RedisLike(Protocol):
-    async def set(self, name: str, value: int, *, nx: bool, exat: int) -> bool | None: ...
+class Store(Protocol):
+    """A shared key-value store that can set a key only if it is absent, with an expiry."""
+
+    async def set_once(self, key: str, expires_at: float) -> bool: ...
 
 
-class RedisReplayGuard:
-    """At most once across workers: claim each state's id in Redis (redis.asyncio.Redis).
+class StoreGuard:
+    """A guard of your own: claim each state's id in a shared store, in one atomic step.
 
-    `SET key 1 NX EXAT t` sets the key only if it is absent, in one step, and lets Redis
-    drop it when the state could no longer be used anyway. An error from Redis is raised,
-    so the call fails instead of accepting a state that may be a replay. (This one does not
-    bound what one `owner` may hold; a production guard should.)
+    The store must set the key only if it is absent and keep it until `expires_at`. An
+    error from the store is raised, so the call fails closed instead of accepting a state
+    that may be a replay. (This one does not bound what one `owner` may hold.)
     """
 
-    def __init__(self, redis: RedisLike, prefix: str = "mcp_resolve:rs:") -> None:
-        self.redis = redis
+    def __init__(self, store: Store, prefix: str = "mcp_resolve:budgets:rs:") -> None:
+        self.store = store
         self.prefix = prefix
 
     async def claim(self, token_id: str, expires_at: float, *, owner: str | None = None) -> bool:
-        first_use = await self.redis.set(
-            self.prefix + token_id, 1, nx=True, exat=math.ceil(expires_at)
-        )
-        return bool(first_use)
+        return await self.store.set_once(self.prefix + token_id, expires_at)
 
 
-class FakeRedis:
-    """Stands in for Redis on this page: SET with NX and EXAT, nothing else."""
+class DictStore:
+    """Stands in for a shared store on this page."""
 
-    def __init__(self, *, down: bool = False) -> None:
-        self.keys: dict[str, int] = {}
-        self.down = down
+    def __init__(self) -> None:
+        self.keys: dict[str, float] = {}
 
-    async def set(self, name: str, value: int, *, nx: bool, exat: int) -> bool | None:
-        if self.down:
-            raise ConnectionError("Redis is unreachable")
-        if nx and name in self.keys:
-            return None
-        self.keys[name] = exat
+    async def set_once(self, key: str, expires_at: float) -> bool:
+        if key in self.keys:
+            return False
+        self.keys[key] = expires_at
         return True
+
+
+def closed_port() -> int:
+    """A port on which nothing listens: a Redis that is down."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 # -- driving rounds ----------------------------------------------------------------------
@@ -234,17 +237,19 @@ async def main() -> dict[str, Any]:
         logging.getLogger("mcp_resolve").removeHandler(handler)
     without = await replayed(server(transfer_tool(None)), "transfer")
     in_memory = await replayed(server(transfer_tool(MemoryReplayGuard())), "transfer")
-    shared = FakeRedis()
-    redis = await replayed(server(transfer_tool(RedisReplayGuard(shared))), "transfer")
-    down = await replayed(server(transfer_tool(RedisReplayGuard(FakeRedis(down=True)))), "transfer")
+    shared = DictStore()
+    own = await replayed(server(transfer_tool(StoreGuard(shared))), "transfer")
+    unreachable = RedisReplayGuard(f"redis://127.0.0.1:{closed_port()}/0", audience="Budgets")
+    down = await replayed(server(transfer_tool(unreachable)), "transfer")
+    await unreachable.aclose()
     return {
         "rounds": await drive(server(survey), "survey", text("yes")),
         "size": await drive(server(send_note), "send_note", text("x" * 5000)),
         "small": await drive(server(send_note), "send_note", text("See you at 6")),
         "changing": changing,
         "changing log": warnings,
-        "replay": {"no guard": without, "MemoryReplayGuard": in_memory, "Redis": redis},
-        "redis keys": list(shared.keys),
+        "replay": {"no guard": without, "MemoryReplayGuard": in_memory, "StoreGuard": own},
+        "store keys": len(shared.keys),
         "redis down": down,
         "transfers while redis was down": len(TRANSFERS),
     }
