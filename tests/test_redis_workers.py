@@ -7,14 +7,17 @@ workers append to, so it counts runs on both processes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
+import redis.asyncio as aioredis
 from hosts_support import first_round, next_round
 from mcp import Client
 from mcp.shared.exceptions import MCPError
@@ -35,11 +38,14 @@ async def never(context: Any, params: Any) -> types.ElicitResult:
 
 
 @contextmanager
-def two_workers(redis: RedisServer, ledger: Path) -> Iterator[tuple[str, str]]:
+def two_workers(
+    redis: RedisServer, ledger: Path, card_timeout: float = 60
+) -> Iterator[tuple[str, str]]:
     env = {
         "MCP_RESOLVE_STATE_KEYS": KEYS,
         "MCP_RESOLVE_REDIS_URL": redis.url,
         "CHECKOUT_LEDGER": str(ledger),
+        "CHECKOUT_CARD_TIMEOUT": str(card_timeout),
     }
     with http_server("checkout", env=env) as one, http_server("checkout", env=env) as two:
         yield one, two
@@ -123,3 +129,110 @@ async def test_with_redis_stopped_workers_refuse_and_once_it_is_back_a_new_call_
     assert isinstance(replay, MCPError), replay
     assert replay.message == REFUSED
     assert len(paid(ledger)) == 2
+
+
+# -- a legacy call waiting on one worker, its webhook on the other ----------------------------
+
+
+@dataclass
+class Shopper:
+    """A legacy client that opens every payment page and notes what it was asked and told."""
+
+    asked: list[str] = field(default_factory=list)
+    told: list[str] = field(default_factory=list)
+
+    async def callback(self, context: Any, params: Any) -> types.ElicitResult:
+        assert isinstance(params, types.ElicitRequestURLParams)
+        assert params.elicitation_id is not None
+        self.asked.append(params.elicitation_id)
+        return types.ElicitResult(action="accept")
+
+    async def handler(self, message: Any) -> None:
+        if isinstance(message, types.ElicitCompleteNotification):
+            self.told.append(message.params.elicitation_id)
+
+
+async def subscribed(redis: RedisServer) -> bool:
+    raw = aioredis.Redis(host="127.0.0.1", port=redis.port)
+    try:
+        return bool((await raw.pubsub_numsub("mcp_resolve:Checkout:completed"))[0][1])
+    finally:
+        await raw.aclose()
+
+
+async def webhook(worker: str, order: str) -> int:
+    """What the card provider does: POST to whichever worker the load balancer picks."""
+    base = worker.removesuffix("/mcp")
+    async with httpx2.AsyncClient() as http:
+        response = await http.post(f"{base}/webhooks/card-paid", params={"order": order})
+    return response.status_code
+
+
+async def pay_by_card(
+    worker: str, shopper: Shopper, order: str, then: Callable[[], Awaitable[Any]]
+) -> types.CallToolResult:
+    """`pay_by_card(order)` on `worker` as a legacy client; `then()` once the page is shown."""
+    found: list[types.CallToolResult] = []
+    async with Client(
+        worker, mode="legacy", elicitation_callback=shopper.callback,
+        message_handler=shopper.handler,
+    ) as client:  # fmt: skip
+
+        async def call() -> None:
+            found.append(await client.call_tool("pay_by_card", {"order": order}))
+
+        with anyio.fail_after(60):  # a hang guard only
+            async with anyio.create_task_group() as group:
+                group.start_soon(call)
+                while not shopper.asked:
+                    await anyio.sleep(0.01)
+                await then()
+    return found[0]
+
+
+async def test_a_webhook_on_worker_b_wakes_the_call_waiting_on_worker_a_which_tells_once(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    shopper = Shopper()
+    with two_workers(redis_server, tmp_path / "ledger") as (a, b):
+
+        async def provider_reports_to_b() -> None:
+            while not await subscribed(redis_server):  # worker A listens once a call waits
+                await anyio.sleep(0.01)
+            assert await webhook(b, "o-1") == 200
+
+        result = await pay_by_card(a, shopper, "o-1", provider_reports_to_b)
+    assert not result.is_error, result
+    assert text(result) == "paid: receipt for order o-1"
+    assert shopper.asked == ["card-o-1"]
+    assert shopper.told == ["card-o-1"]  # exactly one notice, from worker A
+
+
+async def test_with_redis_stopped_a_waiting_call_ends_at_its_timeout_then_works_again(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    shopper = Shopper()
+    with two_workers(redis_server, tmp_path / "ledger", card_timeout=2) as (a, b):
+
+        async def redis_stops_then_the_provider_reports() -> None:
+            while not await subscribed(redis_server):
+                await anyio.sleep(0.01)
+            redis_server.stop()
+            assert await webhook(b, "o-2") == 503  # the provider is told to try again
+
+        late = await pay_by_card(a, shopper, "o-2", redis_stops_then_the_provider_reports)
+        assert late.is_error
+        assert "was not completed within 2 s" in text(late)
+        assert shopper.told == []
+
+        redis_server.start()  # back, empty; the workers were not restarted
+        again = Shopper()
+
+        async def provider_reports_to_b() -> None:
+            while not await subscribed(redis_server):
+                await anyio.sleep(0.01)
+            assert await webhook(b, "o-3") == 200
+
+        result = await pay_by_card(a, again, "o-3", provider_reports_to_b)
+    assert text(result) == "paid: receipt for order o-3"
+    assert again.told == ["card-o-3"]

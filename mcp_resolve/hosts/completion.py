@@ -149,6 +149,12 @@ def connections_waiting(elicitation_id: str) -> set[object]:
     return set(_waiting.get(elicitation_id, {}))
 
 
+def waiting_ids() -> list[str]:
+    """The ids calls in this process wait on: what a bus that lost messages (its
+    subscription broke) looks up once it is back."""
+    return list(_waiting)
+
+
 async def deliver(elicitation_id: str) -> None:
     """`elicitation_id` completed: notify each connection here that waits on it, once, all
     at the same time, each within `NOTIFY_SECONDS`, and wake its calls once it is told
@@ -182,8 +188,13 @@ async def wait_for_completion(
     _waiting.setdefault(elicitation_id, {}).setdefault(connection_of(session), []).append(waiter)
     try:
         if await _bus.take(elicitation_id):
-            if _still_waiting(elicitation_id, waiter):  # else deliver() is telling it
+            if _still_waiting(elicitation_id, waiter):
+                # Out before the notice: a deliver() for the same completion arriving
+                # meanwhile (from another process, through the bus) must not tell it twice.
+                _remove(elicitation_id, waiter)
                 await notify(session, elicitation_id, request_id)
+            else:  # deliver() is telling it; the notice rides this request's stream
+                await waiter.event.wait()
             return True
         with anyio.move_on_after(timeout):
             await waiter.event.wait()

@@ -1,10 +1,12 @@
-"""Several workers on one Redis: `from mcp_resolve.redis import RedisReplayGuard`.
+"""Several workers on one Redis: at most once (`RedisReplayGuard`) and URL completions
+(`RedisCompletionBus`) shared by every worker.
 
 Needs the `redis` extra (`pip install "mcp-resolve[redis]"`), which brings the maintained
 `redis` client; its asyncio API runs on asyncio (uvicorn, the SDK's own transports).
 """
 
+from .completion_bus import RedisCompletionBus
 from .connection import RedisUnavailable
 from .replay_guard import RedisReplayGuard
 
-__all__ = ["RedisReplayGuard", "RedisUnavailable"]
+__all__ = ["RedisCompletionBus", "RedisReplayGuard", "RedisUnavailable"]

@@ -1,0 +1,193 @@
+"""URL completions across workers: `complete()` on one worker wakes the call held by another.
+
+A legacy `ElicitURL(..., wait=True)` call waits in the worker that holds the client's
+session, and only that worker can send the client its `notifications/elicitation/complete`.
+The webhook that reports the payment may reach any worker. Through Redis:
+
+- `publish(id)` (what `complete()` does) records the completion for `remember` seconds
+  (`SET mcp_resolve:<audience>:done:<id> 1 EX ...`, for a call that starts waiting later)
+  and announces it (`PUBLISH mcp_resolve:<audience>:completed <id>`), in one transaction;
+- every worker that has had a call waiting keeps one subscription to that channel and runs
+  `deliver(id)` for each message: the worker holding a waiter for the id notifies its
+  session once and wakes the call; the others have nobody waiting and do nothing;
+- `take(id)` is `GETDEL`: each completion satisfies one wait.
+
+The subscription is made, by the first call that waits, before that call looks for a
+recorded completion, so a completion published in between is not missed either way. When
+the subscription breaks (Redis restarted, the network cut), it is made again with a
+growing pause, and every id still waiting here is looked up once it is back, which
+catches completions announced while it was down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+
+import anyio
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from ..hosts.completion import REMEMBER_SECONDS, deliver, waiting_ids
+from .connection import (
+    DEFAULT_TIMEOUT,
+    RedisUnavailable,
+    check_timeout,
+    client_for,
+    namespace,
+    unavailable,
+)
+
+logger = logging.getLogger("mcp_resolve")
+
+_FAILURES = (RedisError, OSError, TimeoutError)
+_PAUSE_FIRST, _PAUSE_MOST = 0.05, 2.0  # between attempts to subscribe again
+_POLL = 1.0  # how long one read of the subscription waits for a message
+
+
+class RedisCompletionBus:
+    """A `CompletionBus` shared by every worker on the same Redis; install it with
+    `use_completion_bus(RedisCompletionBus(url, audience=...))` in each worker.
+
+    `redis` is a URL (`redis://127.0.0.1:6379/0`) or a `redis.asyncio.Redis` client;
+    `audience` (the server's name) keeps two services on one Redis apart. Each command
+    waits at most `timeout` seconds. When Redis fails, `complete()` raises
+    `RedisUnavailable` (after waking the calls waiting in its own worker), and a call
+    waiting elsewhere ends at its own timeout with its usual error; nothing hangs, and
+    nothing needs a restart once Redis is back.
+    """
+
+    def __init__(
+        self,
+        redis: str | aioredis.Redis,
+        *,
+        audience: str,
+        timeout: float = DEFAULT_TIMEOUT,
+        remember: float = REMEMBER_SECONDS,
+    ) -> None:
+        self.timeout = check_timeout(timeout)
+        self.remember = math.ceil(check_timeout(remember))
+        prefix = namespace(audience, "RedisCompletionBus")
+        self.done, self.channel = prefix + "done:", prefix + "completed"
+        self.redis = client_for(redis, self.timeout, "RedisCompletionBus")
+        self._owned = not isinstance(redis, aioredis.Redis)
+        self._listener: asyncio.Task[None] | None = None
+        self._subscribed = asyncio.Event()
+        self._deliveries: set[asyncio.Task[None]] = set()
+        self._down = False
+
+    async def publish(self, elicitation_id: str) -> None:
+        failure: BaseException | None = None
+        try:
+            with anyio.fail_after(self.timeout):
+                async with self.redis.pipeline(transaction=True) as pipe:
+                    pipe.set(self.done + elicitation_id, b"1", ex=self.remember)
+                    pipe.publish(self.channel, elicitation_id)
+                    await pipe.execute()
+        except _FAILURES as exc:
+            failure = exc
+            logger.warning(
+                "complete(%r) reached only this worker: %s",
+                elicitation_id,
+                unavailable(self.redis, exc, self.timeout),
+            )
+        # Calls waiting here are woken whatever Redis does (those told through the
+        # subscription already are not woken twice: deliver() takes the waiters it tells).
+        await deliver(elicitation_id)
+        if failure is not None:
+            raise RedisUnavailable(
+                "the completion could not be shared with the other workers (their store is "
+                "unavailable); calls waiting elsewhere were not woken, try again"
+            ) from None
+
+    async def take(self, elicitation_id: str) -> bool:
+        await self._listening()
+        try:
+            with anyio.fail_after(self.timeout):
+                found = await self.redis.getdel(self.done + elicitation_id)
+        except _FAILURES as exc:
+            self._went_down(exc)
+            return False  # the call keeps waiting: a message, or its timeout, ends it
+        return found is not None
+
+    async def aclose(self) -> None:
+        """Stop listening, and close the client built from a URL (one the application gave
+        is the application's to close)."""
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.cancel()
+            with anyio.CancelScope(shield=True):
+                await asyncio.gather(listener, return_exceptions=True)
+        if self._owned:
+            await self.redis.aclose()
+
+    async def _listening(self) -> None:
+        """Make sure this worker listens, and wait (at most `timeout`) until it does."""
+        loop = asyncio.get_running_loop()
+        listener = self._listener
+        if listener is None or listener.done() or listener.get_loop() is not loop:
+            self._subscribed = asyncio.Event()
+            self._listener = loop.create_task(self._listen(), name="mcp_resolve completions")
+        with anyio.move_on_after(self.timeout):
+            await self._subscribed.wait()
+
+    async def _listen(self) -> None:
+        pause = _PAUSE_FIRST
+        while True:
+            pubsub = self.redis.pubsub()
+            try:
+                with anyio.fail_after(self.timeout):
+                    await pubsub.subscribe(self.channel)
+                    while (await pubsub.get_message(timeout=self.timeout)) is None:
+                        pass  # the subscription's confirmation
+                self._subscribed.set()
+                if self._down:
+                    self._down = False
+                    logger.warning("URL completions: listening on Redis again")
+                pause = _PAUSE_FIRST
+                await self._catch_up()
+                while True:
+                    message = await pubsub.get_message(timeout=_POLL)
+                    if message is not None and message.get("type") == "message":
+                        self._deliver_soon(_text(message["data"]))
+            except _FAILURES as exc:
+                self._subscribed.clear()
+                self._went_down(exc)
+            finally:
+                with (
+                    anyio.CancelScope(shield=True),
+                    anyio.move_on_after(self.timeout),
+                    contextlib.suppress(*_FAILURES),
+                ):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+            await anyio.sleep(pause)
+            pause = min(pause * 2, _PAUSE_MOST)
+
+    def _deliver_soon(self, elicitation_id: str) -> None:
+        """Deliver without holding up the next message (a notice may take seconds)."""
+        task = asyncio.get_running_loop().create_task(deliver(elicitation_id))
+        self._deliveries.add(task)
+        task.add_done_callback(self._deliveries.discard)
+
+    async def _catch_up(self) -> None:
+        """Completions announced while this worker was not listening: look each id up."""
+        for elicitation_id in waiting_ids():
+            with anyio.fail_after(self.timeout):
+                found = await self.redis.getdel(self.done + elicitation_id)
+            if found is not None:
+                await deliver(elicitation_id)
+
+    def _went_down(self, exc: BaseException) -> None:
+        if not self._down:
+            self._down = True
+            logger.warning(
+                "URL completions: %s; calls waiting on other workers' completions wait "
+                "until Redis is back or their timeout",
+                unavailable(self.redis, exc, self.timeout),
+            )
+
+
+def _text(data: bytes | str) -> str:
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
