@@ -285,3 +285,22 @@ async def test_services_sharing_one_redis_listen_on_channels_of_their_own(
 def test_a_bus_without_an_audience_is_refused_when_built() -> None:
     with pytest.raises(ValueError, match="needs audience="):
         RedisCompletionBus("redis://127.0.0.1:6379/0", audience="")
+
+
+async def test_closing_the_bus_stops_its_listener_whatever_it_is_doing(
+    redis_server: RedisServer,
+) -> None:
+    raw = aioredis.Redis(host="127.0.0.1", port=redis_server.port)
+    for moment in ("listening", "subscription just cut", "redis gone"):
+        bus = RedisCompletionBus(redis_server.url, audience="trust", timeout=0.5)
+        assert await bus.take("nothing") is False  # listening now
+        listener = bus._listener
+        assert listener is not None
+        if moment == "subscription just cut":
+            await raw.client_kill_filter(_type="pubsub")
+        elif moment == "redis gone":
+            redis_server.stop()
+        with anyio.fail_after(10):  # a hang guard only
+            await bus.aclose()
+        assert listener.done()
+    await raw.aclose()

@@ -28,6 +28,7 @@ import math
 
 import anyio
 import redis.asyncio as aioredis
+from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
 from ..hosts.completion import REMEMBER_SECONDS, deliver, waiting_ids
@@ -42,7 +43,7 @@ from .connection import (
 
 logger = logging.getLogger("mcp_resolve")
 
-_FAILURES = (RedisError, OSError, TimeoutError)
+_FAILURES = (RedisError, OSError, TimeoutError, asyncio.TimeoutError)  # distinct before 3.11
 _PAUSE_FIRST, _PAUSE_MOST = 0.05, 2.0  # between attempts to subscribe again
 _POLL = 1.0  # how long one read of the subscription waits for a message
 
@@ -77,6 +78,7 @@ class RedisCompletionBus:
         self._subscribed = asyncio.Event()
         self._deliveries: set[asyncio.Task[None]] = set()
         self._down = False
+        self._closing = False
 
     async def publish(self, elicitation_id: str) -> None:
         failure: BaseException | None = None
@@ -115,11 +117,12 @@ class RedisCompletionBus:
     async def aclose(self) -> None:
         """Stop listening, and close the client built from a URL (one the application gave
         is the application's to close)."""
+        self._closing = True
         listener, self._listener = self._listener, None
-        if listener is not None:
+        if listener is not None and listener.get_loop() is asyncio.get_running_loop():
             listener.cancel()
-            with anyio.CancelScope(shield=True):
-                await asyncio.gather(listener, return_exceptions=True)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.gather(listener, return_exceptions=True), 5)
         if self._owned:
             await self.redis.aclose()
 
@@ -128,27 +131,31 @@ class RedisCompletionBus:
         loop = asyncio.get_running_loop()
         listener = self._listener
         if listener is None or listener.done() or listener.get_loop() is not loop:
+            self._closing = False
             self._subscribed = asyncio.Event()
             self._listener = loop.create_task(self._listen(), name="mcp_resolve completions")
         with anyio.move_on_after(self.timeout):
             await self._subscribed.wait()
 
     async def _listen(self) -> None:
+        """One subscription for this worker, made again whenever it breaks.
+
+        Plain asyncio throughout, and `aclose()` both cancels it and raises `_closing`: a
+        cancellation that arrives just as a read times out can be lost inside the client,
+        and the listener must stop all the same.
+        """
         pause = _PAUSE_FIRST
-        while True:
+        while not self._closing:
             pubsub = self.redis.pubsub()
             try:
-                with anyio.fail_after(self.timeout):
-                    await pubsub.subscribe(self.channel)
-                    while (await pubsub.get_message(timeout=self.timeout)) is None:
-                        pass  # the subscription's confirmation
+                await asyncio.wait_for(self._subscribe(pubsub), self.timeout)
                 self._subscribed.set()
                 if self._down:
                     self._down = False
                     logger.warning("URL completions: listening on Redis again")
                 pause = _PAUSE_FIRST
                 await self._catch_up()
-                while True:
+                while not self._closing:  # also stops a listener whose cancel got lost
                     message = await pubsub.get_message(timeout=_POLL)
                     if message is not None and message.get("type") == "message":
                         self._deliver_soon(_text(message["data"]))
@@ -156,14 +163,16 @@ class RedisCompletionBus:
                 self._subscribed.clear()
                 self._went_down(exc)
             finally:
-                with (
-                    anyio.CancelScope(shield=True),
-                    anyio.move_on_after(self.timeout),
-                    contextlib.suppress(*_FAILURES),
-                ):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
-            await anyio.sleep(pause)
+                with contextlib.suppress(*_FAILURES):
+                    closing = pubsub.aclose()  # type: ignore[no-untyped-call]
+                    await asyncio.wait_for(closing, self.timeout)
+            await asyncio.sleep(pause)
             pause = min(pause * 2, _PAUSE_MOST)
+
+    async def _subscribe(self, pubsub: PubSub) -> None:
+        await pubsub.subscribe(self.channel)
+        while (await pubsub.get_message(timeout=self.timeout)) is None:
+            pass  # until the subscription is confirmed
 
     def _deliver_soon(self, elicitation_id: str) -> None:
         """Deliver without holding up the next message (a notice may take seconds)."""
@@ -174,8 +183,8 @@ class RedisCompletionBus:
     async def _catch_up(self) -> None:
         """Completions announced while this worker was not listening: look each id up."""
         for elicitation_id in waiting_ids():
-            with anyio.fail_after(self.timeout):
-                found = await self.redis.getdel(self.done + elicitation_id)
+            getting = self.redis.getdel(self.done + elicitation_id)
+            found = await asyncio.wait_for(getting, self.timeout)
             if found is not None:
                 await deliver(elicitation_id)
 
