@@ -19,8 +19,10 @@ from mcp_resolve import (
     ElicitationResult,
     ElicitURL,
     InvalidSignature,
+    ListRoots,
     Resolve,
     ResolverGraph,
+    Sample,
     UrlElicitationResult,
 )
 from mcp_resolve.lowlevel import KeyRing, ResolvedTools
@@ -54,6 +56,15 @@ def ask_form() -> Elicit[Confirm]:
 
 def ask_url() -> ElicitURL:
     return ElicitURL("Sign in", "https://example.com/sign-in", elicitation_id="sign-in")
+
+
+def ask_model() -> Sample:
+    text = types.TextContent(type="text", text="Hello?")
+    return Sample([types.SamplingMessage(role="user", content=text)], max_tokens=10)
+
+
+def ask_roots() -> ListRoots:
+    return ListRoots()
 
 
 def receipt_or_url() -> Receipt | ElicitURL:
@@ -98,6 +109,27 @@ def receipt_or_url() -> Receipt | ElicitURL:
             "annotate it UrlElicitationResult",
             id="value-of-a-url",
         ),
+        pytest.param(
+            Confirm,
+            ask_model,
+            "only asks the client's LLM (Sample): its answer is a CreateMessageResult",
+            "annotate it with the SDK's CreateMessageResult",
+            id="model-of-a-sample",
+        ),
+        pytest.param(
+            UrlElicitationResult,
+            ask_roots,
+            "only asks the client's roots (ListRoots), which has no decline",
+            "annotate it with the SDK's ListRootsResult",
+            id="url-outcome-of-roots",
+        ),
+        pytest.param(
+            ElicitationResult[Confirm],
+            ask_roots,
+            "takes Confirm, but its resolver only asks the client's roots (ListRoots)",
+            "annotate it with the SDK's ListRootsResult",
+            id="form-outcome-of-roots",
+        ),
     ],
 )
 def test_a_consumer_that_could_never_take_the_accept_is_refused_at_decoration(
@@ -136,6 +168,11 @@ def test_the_same_refusal_names_the_resolver_that_consumes() -> None:
         pytest.param(DeclinedElicitation, ask_form, id="stops-on-any-accept"),
         pytest.param(Loose, ask_form, id="from-attributes"),
         pytest.param(str | None, ask_url, id="optional-value-of-a-url"),
+        pytest.param(types.CreateMessageResult, ask_model, id="sample-result"),
+        pytest.param(types.CreateMessageResult | None, ask_model, id="optional-sample-result"),
+        pytest.param(Any, ask_model, id="any-of-a-sample"),
+        pytest.param(types.ListRootsResult, ask_roots, id="roots-result"),
+        pytest.param(ElicitationResult, ask_roots, id="bare-outcome-of-roots"),
     ],
 )
 def test_combinations_that_can_work_are_accepted(annotation: Any, resolver: Any) -> None:

@@ -15,17 +15,24 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel
 
+from ..client_requests import ListRoots, Sample
 from ..markers import Elicit, ElicitURL
 from ..outcomes import AcceptedElicitation, AcceptedUrlElicitation
 from .edges import EdgeRefusal, outcome_members, type_name, union_members, value_converter
 
 _ACCEPTS = frozenset({AcceptedElicitation, AcceptedUrlElicitation})
+_RESULTS = {
+    Sample: ("the client's LLM (Sample)", "CreateMessageResult"),
+    ListRoots: ("the client's roots (ListRoots)", "ListRootsResult"),
+}
 
 
 def never_fits(consumer: Any, returns: Any) -> tuple[str, str] | None:
     """(what never fits, the fix) for a consumer annotated `consumer` fed by a resolver
     annotated `-> returns`; None when it can fit or the annotation does not tell."""
     members = union_members(returns) or (returns,)
+    if len(members) == 1 and members[0] in _RESULTS:
+        return _reply_fit(consumer, members[0])
     forms = [member for member in members if (get_origin(member) or member) is Elicit]
     urls = [member for member in members if (get_origin(member) or member) is ElicitURL]
     if len(forms) + len(urls) != 1:
@@ -85,4 +92,42 @@ def _other_model(model: type, target: Any) -> bool:
         and issubclass(model, BaseModel)
         and not issubclass(model, target)
         and not target.model_config.get("from_attributes")
+    )
+
+
+def _reply_fit(consumer: Any, question: type) -> tuple[str, str] | None:
+    """A resolver that only samples or lists roots hands over the SDK's result object."""
+    asks, result = _RESULTS[question]
+    fix = f"annotate it with the SDK's {result} (from mcp.types)"
+    try:
+        outcome = outcome_members(consumer)
+    except ValueError:
+        return None
+    target = consumer
+    if outcome is not None:
+        if AcceptedElicitation not in outcome[0]:
+            return (
+                f"takes {type_name(consumer)}, but its resolver only asks {asks}, which has "
+                f"no decline and whose answer is a {result}",
+                fix,
+            )
+        target = outcome[1]
+    members = union_members(target) or (target,)
+    if all(_foreign(member) for member in members):
+        return (
+            f"takes {type_name(target)}, but its resolver only asks {asks}: its "
+            f"answer is a {result}",
+            fix,
+        )
+    return None
+
+
+def _foreign(member: Any) -> bool:
+    """Whether `member` is a class that can never hold the SDK's result object (which the
+    analysis knows only by its package: nothing below the hosts imports the SDK)."""
+    cls = get_origin(member) or member
+    if member is Any or not isinstance(cls, type) or cls in (object, dict, BaseModel):
+        return False
+    return not any(
+        (base.__module__ or "").split(".")[0] in ("mcp", "mcp_types") for base in cls.__mro__
     )
