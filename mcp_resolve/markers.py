@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, Generic, Literal, TypeVar
 
@@ -113,11 +114,22 @@ class Elicit(Generic[ModelT]):
     capability, or the connection has no way back to it): an outcome such as
     `DeclinedElicitation()`, or a model instance, which counts as accepted. Without one,
     such a call is refused before the tool body runs.
+
+    `timeout` is how many seconds the user has to answer on a legacy connection, where
+    the question holds the call (and what its resolvers opened) open; by default the
+    tool's `ask_timeout`. When it passes the call ends with a tool error.
     """
 
-    __slots__ = ("fallback", "message", "schema")
+    __slots__ = ("fallback", "message", "schema", "timeout")
 
-    def __init__(self, message: str, schema: type[ModelT], *, fallback: Any = NO_FALLBACK) -> None:
+    def __init__(
+        self,
+        message: str,
+        schema: type[ModelT],
+        *,
+        fallback: Any = NO_FALLBACK,
+        timeout: float | None = None,
+    ) -> None:
         if not isinstance(message, str):
             raise TypeError(f"Elicit() message must be a string, got {type(message).__name__}")
         if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
@@ -125,9 +137,26 @@ class Elicit(Generic[ModelT]):
         self.message = message
         self.schema = schema
         self.fallback = fallback
+        self.timeout = _seconds("Elicit", timeout)
 
     def __repr__(self) -> str:
         return f"Elicit({self.message!r}, {self.schema.__name__})"
+
+
+def _seconds(marker: str, timeout: object) -> float | None:
+    """A question's timeout: None, or a positive, finite number of seconds."""
+    if timeout is None:
+        return None
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise TypeError(
+            f"{marker}() timeout must be a positive, finite number of seconds, got {timeout!r}"
+        )
+    return float(timeout)
 
 
 class ElicitURL:
@@ -139,9 +168,10 @@ class ElicitURL:
 
     With `wait=True` consent is not enough: after the user accepts, the resolver runs again
     and decides from real state (the payment provider, a store) whether the work is done,
-    returning a value or asking again. On a legacy connection the call first waits, at
-    most `timeout` seconds, for the server to mark the elicitation complete. `fallback`
-    works as for `Elicit`.
+    returning a value or asking again. On a legacy connection the call first waits for
+    the server to mark the elicitation complete. `timeout` bounds, on a legacy
+    connection, the wait for the user's answer and then the wait for completion, each
+    (by default the tool's `ask_timeout`). `fallback` works as for `Elicit`.
     """
 
     __slots__ = ("elicitation_id", "fallback", "message", "timeout", "url", "wait")
@@ -166,13 +196,11 @@ class ElicitURL:
             raise TypeError(
                 f"ElicitURL() elicitation_id must be a non-empty string, got {elicitation_id!r}"
             )
-        if timeout is not None and (not isinstance(timeout, (int, float)) or timeout <= 0):
-            raise TypeError(f"ElicitURL() timeout must be a positive number, got {timeout!r}")
         self.message = message
         self.url = url
         self.elicitation_id = elicitation_id
         self.wait = bool(wait)
-        self.timeout = timeout
+        self.timeout = _seconds("ElicitURL", timeout)
         self.fallback = fallback
 
     def __repr__(self) -> str:

@@ -131,7 +131,8 @@ resolved = _Host.decorator(
     nothing can fill, a question schema a client cannot render) raise here, when the server
     module is imported. Used bare (`@resolved`) or with budgets (`@resolved(max_rounds=8)`),
     as in `mcp_resolve.mcp`; `state_ttl` is the TTL of the server's
-    `FastMCP(request_state_security=...)` (600 s unless changed there).
+    `FastMCP(request_state_security=...)` (600 s unless changed there); `ask_timeout`
+    bounds how long a question may hold a legacy call open (600 s).
     """
 )
 

@@ -35,6 +35,7 @@ from . import body_rounds, legacy, wire
 from .at_most_once import DEFAULT_STATE_TTL, AtMostOnce, Principal, Unsealed, check_state_ttl
 from .body_rounds import BodyRound
 from .client_requests import parse_reply
+from .legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
 from .lifespan import no_app_scope
 from .replay_guard import ReplayGuard, check_replay_guard
 from .state import RoundState, StateError
@@ -117,12 +118,14 @@ class ToolFlow:
         tool_errors: tuple[type[Exception], ...] = (),
         app_scope_hint: str = "",
         body_rounds: bool = False,
+        ask_timeout: float = DEFAULT_ASK_TIMEOUT,
     ) -> None:
         if not (isinstance(max_rounds, int) and max_rounds >= 1):
             raise ValueError(f"max_rounds must be a positive integer, got {max_rounds!r}")
         if not (isinstance(max_state_bytes, int) and max_state_bytes >= 256):
             raise ValueError(f"max_state_bytes must be an integer >= 256, got {max_state_bytes!r}")
         ttl = check_state_ttl(state_ttl)
+        self.ask_timeout = check_ask_timeout(ask_timeout)
         self.graph = graph
         self.tool = graph.tool
         self.codec = codec
@@ -169,7 +172,9 @@ class ToolFlow:
                 while isinstance(outcome, Suspended):
                     rounds += 1
                     self._check_rounds(rounds)
-                    answers = await legacy.ask_all(conn, outcome.questions, self.tool, derived)
+                    answers = await legacy.ask_all(
+                        conn, outcome.questions, self.tool, derived, self.ask_timeout
+                    )
                     outcome = await resolution.resolve(answers)
             return await body(outcome.values)
 

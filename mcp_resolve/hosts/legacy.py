@@ -5,12 +5,22 @@ A form or URL question goes out as `elicitation/create`, a `Sample` as
 so a Streamable HTTP client gets it on the call's own stream. What the client sends back
 becomes an `Answer` for the engine; a client that fails, or answers with something of
 the wrong kind, gives a tool error naming the resolver and parameter.
+
+A question holds the call open, and with it every resource its resolvers opened, until
+the client answers. A client that never answers, or went away without a word, must not
+hold them for long: each answer, and each URL question's wait for completion, has a
+deadline (the question's `timeout`, else the tool's `ask_timeout`), and over HTTP the
+request is watched for the client hanging up. Either way the call ends at once with a
+tool error naming the resolver and parameter, and cleanups run as it unwinds.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
+import anyio
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import ValidationError
@@ -22,9 +32,32 @@ from ..markers import Elicit, ElicitURL
 from . import completion, wire
 from .client_requests import result_type
 
+T = TypeVar("T")
+
+DEFAULT_ASK_TIMEOUT = 600.0  # seconds a legacy question, or a URL wait, may hold a call
+WATCH_SECONDS = 0.5  # how often a waiting call checks that its HTTP client is still there
+
+
+def check_ask_timeout(timeout: object) -> float:
+    """A tool's `ask_timeout` must be a positive, finite number of seconds (refused when built)."""
+    if (
+        not isinstance(timeout, (int, float))
+        or isinstance(timeout, bool)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise ValueError(
+            f"ask_timeout must be a positive, finite number of seconds, got {timeout!r}"
+        )
+    return float(timeout)
+
 
 async def ask_all(
-    conn: Any, questions: tuple[Question, ...], tool: str, derived: dict[str, str]
+    conn: Any,
+    questions: tuple[Question, ...],
+    tool: str,
+    derived: dict[str, str],
+    ask_timeout: float = DEFAULT_ASK_TIMEOUT,
 ) -> dict[str, Any]:
     """Every question of one round: asked in order, or answered by its fallback when this
     client cannot be asked; refused (-32021) when one cannot be asked and has none.
@@ -41,7 +74,7 @@ async def ask_all(
         if question in unaskable:
             answers[question.key] = wire.fallback_outcome(question)
             continue
-        answers[question.key] = await ask_one(conn, question, tool, derived)
+        answers[question.key] = await ask_one(conn, question, tool, derived, ask_timeout)
     return answers
 
 
@@ -56,23 +89,33 @@ def client_failed(question: Question, verb: str, detail: str, tool: str) -> Reso
     )
 
 
-async def ask_one(conn: Any, question: Question, tool: str, derived: dict[str, str]) -> Answer:
+async def ask_one(
+    conn: Any,
+    question: Question,
+    tool: str,
+    derived: dict[str, str],
+    ask_timeout: float = DEFAULT_ASK_TIMEOUT,
+) -> Answer:
     request = question.request
     related = conn.request_id
-    try:
+    deadline = getattr(request, "timeout", None) or ask_timeout
+
+    def send() -> Awaitable[Any]:
         if isinstance(request, Elicit):
-            result: Any = await conn.session.elicit_form(
+            return conn.session.elicit_form(  # type: ignore[no-any-return]
                 request.message,
                 wire.request_params(question).requested_schema,  # type: ignore[union-attr]
                 related_request_id=related,
             )
-        elif isinstance(request, ElicitURL):
+        if isinstance(request, ElicitURL):
             eid = wire.elicitation_id(question, derived)
-            result = await conn.session.elicit_url(
+            return conn.session.elicit_url(  # type: ignore[no-any-return]
                 request.message, request.url, eid, related_request_id=related
             )
-        else:
-            result = await _ask_client(conn, question, tool)
+        return _ask_client(conn, question, tool)
+
+    try:
+        result = await _within(conn, question, tool, deadline, "answer", send)
     except MCPError as exc:
         raise client_failed(question, "could not answer", f": {exc.message}", tool) from None
     except ValidationError:  # the reply was not a result of the kind asked for
@@ -88,7 +131,14 @@ async def ask_one(conn: Any, question: Question, tool: str, derived: dict[str, s
         tool=tool,
     )
     if isinstance(request, ElicitURL) and request.wait and answer.action == "accept":
-        await _wait_for_completion(conn, question, request, tool, derived)
+        eid = wire.elicitation_id(question, derived)
+
+        def completed() -> Awaitable[bool]:
+            return completion.wait_for_completion(
+                eid, None, session=conn.session, request_id=related
+            )
+
+        await _within(conn, question, tool, deadline, "complete", completed)
     return answer
 
 
@@ -102,18 +152,61 @@ async def _ask_client(conn: Any, question: Question, tool: str) -> Any:
     )
 
 
-async def _wait_for_completion(
-    conn: Any, question: Question, request: ElicitURL, tool: str, derived: dict[str, str]
-) -> None:
-    eid = wire.elicitation_id(question, derived)
-    if not await completion.wait_for_completion(
-        eid, request.timeout, session=conn.session, request_id=conn.request_id
-    ):
+async def _within(
+    conn: Any,
+    question: Question,
+    tool: str,
+    deadline: float,
+    step: str,
+    work: Callable[[], Awaitable[T]],
+) -> T:
+    """`work()`, unless `deadline` passes or the HTTP client hangs up first."""
+    done: list[T] = []
+    failed: list[Exception] = []
+    gone: list[bool] = []
+    request = _http_request(conn)
+    with anyio.move_on_after(deadline):
+        if request is None:  # stdio, in memory: the SDK cancels the call when they close
+            return await work()
+        async with anyio.create_task_group() as group:
+
+            async def watch() -> None:
+                while not await _sleep_then_gone(request):
+                    pass
+                gone.append(True)
+                group.cancel_scope.cancel()
+
+            group.start_soon(watch)
+            try:
+                done.append(await work())
+            except Exception as exc:  # re-raised below, outside the task group
+                failed.append(exc)
+            group.cancel_scope.cancel()
+    if failed:
+        raise failed[0]
+    if done:
+        return done[0]
+    if gone:
+        noun = "answer" if step == "answer" else "completion"
+        raise client_failed(question, "went away while", f" waited for its {noun}", tool)
+    asked = question.request
+    if step == "complete":
         raise ResolutionError(
-            f"The step at {request.url} for parameter {question.parameter!r} was not "
-            f"completed within {request.timeout:g} s (tool {tool!r}, resolver "
-            f"{question.resolver!r})",
+            f"The step at {asked.url} for parameter {question.parameter!r} was not "  # type: ignore[union-attr]
+            f"completed within {deadline:g} s (tool {tool!r}, resolver {question.resolver!r})",
             tool=tool,
             resolver=question.resolver,
             parameter=question.parameter,
         )
+    raise client_failed(question, "did not answer", f" within {deadline:g} s", tool)
+
+
+def _http_request(conn: Any) -> Any:
+    """The HTTP request a call came on, when it can tell that its client hung up."""
+    request = getattr(conn.request_context, "request", None)
+    return request if callable(getattr(request, "is_disconnected", None)) else None
+
+
+async def _sleep_then_gone(request: Any) -> bool:
+    await anyio.sleep(WATCH_SECONDS)
+    return bool(await request.is_disconnected())

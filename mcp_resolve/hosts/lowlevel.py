@@ -39,6 +39,7 @@ from ..errors import InvalidSignature
 from ..seal import KeyRing, ReplayGuard, StateSealer
 from .completion import announce
 from .flow import Connection, ToolFlow
+from .legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
 from .lifespan import Lifespan, keeping_scope, scope_of
 from .sealing import Principal, Sealing
 
@@ -80,7 +81,8 @@ class ResolvedTools:
     `audience` (for example the server's name), so that another service with the same
     keys refuses this one's states: `keys=` requires `audience=`, and a `sealer=` must
     have one. `max_state_bytes` counts the sealed token, so it may not exceed the sealer's
-    `max_token_length`.
+    `max_token_length`. `ask_timeout` is how long a legacy question (or a URL question's
+    wait for completion) may hold a call, unless the question sets its own `timeout`.
     """
 
     def __init__(
@@ -93,8 +95,10 @@ class ResolvedTools:
         max_rounds: int = 16,
         max_state_bytes: int = 16 * 1024,
         replay_guard: ReplayGuard | None = None,
+        ask_timeout: float = DEFAULT_ASK_TIMEOUT,
     ) -> None:
         self.sealer = _sealer(keys, sealer, audience)
+        self.ask_timeout = check_ask_timeout(ask_timeout)
         if isinstance(max_state_bytes, int) and max_state_bytes > self.sealer.max_token_length:
             raise ValueError(
                 f"max_state_bytes ({max_state_bytes}) is more than the sealer's "
@@ -143,6 +147,7 @@ class ResolvedTools:
             max_state_bytes=self.max_state_bytes,
             replay_guard=self.replay_guard,
             state_ttl=self.sealer.ttl,
+            ask_timeout=self.ask_timeout,
             clock=self.sealer.now,
             principal=self.principal,
             app_scope_hint=_APP_SCOPE_HINT,

@@ -91,7 +91,9 @@ resolved = _Host.decorator(
     `state_ttl` is how long a state lives: the SDK seals it with its own TTL
     (`RequestStateSecurity(ttl=...)`, 600 s by default), which mcp_resolve cannot read, so
     with a replay guard a state older than `state_ttl` is refused too; set it to the
-    server's TTL when you change that.
+    server's TTL when you change that. `ask_timeout` (600 s) is how long a question may
+    hold a legacy call open, answer and URL completion each, unless the question sets
+    its own `timeout`.
     """
 )
 

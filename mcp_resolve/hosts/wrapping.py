@@ -24,6 +24,7 @@ from ..seal import ReplayGuard
 from .at_most_once import DEFAULT_STATE_TTL
 from .body_rounds import BodyRound
 from .flow import DEFAULT_MAX_ROUNDS, DEFAULT_MAX_STATE_BYTES, Connection, ToolFlow
+from .legacy import DEFAULT_ASK_TIMEOUT
 
 CONTEXT_PARAMETER = "mcp_resolve_ctx"  # frameworks refuse parameter names starting with "_"
 
@@ -44,6 +45,7 @@ class Decorator(Protocol):
         max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
         replay_guard: ReplayGuard | None = None,
         state_ttl: float = DEFAULT_STATE_TTL,
+        ask_timeout: float = DEFAULT_ASK_TIMEOUT,
     ) -> Callable[[F], F]: ...
 
 
@@ -103,6 +105,7 @@ class WrappedFunction:
             max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
             replay_guard: ReplayGuard | None = None,
             state_ttl: float = DEFAULT_STATE_TTL,
+            ask_timeout: float = DEFAULT_ASK_TIMEOUT,
         ) -> Any:
             def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
                 return cls.wrap(
@@ -111,6 +114,7 @@ class WrappedFunction:
                     max_state_bytes=max_state_bytes,
                     replay_guard=replay_guard,
                     state_ttl=state_ttl,
+                    ask_timeout=ask_timeout,
                 )
 
             return decorate if fn is None else decorate(fn)
