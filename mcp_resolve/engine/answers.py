@@ -1,8 +1,9 @@
 """An answer to a question turned into the outcome its consumer receives, checked first.
 
-The user's answer is untrusted input: a form answer is validated against the question's
-own model, and anything that does not fit becomes a `ResolutionError` naming the
-resolver and parameter, never a validation dump.
+The user's answer is untrusted input: a form answer is checked against the form the
+client was shown (`form_contract`: exact JSON types, finite numbers, only the form's
+keys), then validated by the question's own model, and anything that does not fit
+becomes a `ResolutionError` naming the resolver and parameter, never a validation dump.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..outcomes import (
 )
 from ..plan.compiler import BLOCKED, PENDING
 from ..schema import fields_left_empty_as_none, render_elicitation_schema
+from .form_contract import Misfit, checked_content
 from .questions import Answer, Question
 from .replies import Supplied
 
@@ -33,16 +35,16 @@ CANCELLED = CancelledElicitation()
 ACCEPTED_URL = AcceptedUrlElicitation()
 
 
-def outcome_of(question: Question, answer: Answer, tool: str) -> Any:
-    """The outcome `answer` gives `question`, or `ResolutionError` for an answer that does
-    not fit the question."""
+def outcome_of(question: Question, answer: Answer, tool: str) -> tuple[Any, Answer]:
+    """The outcome `answer` gives `question`, and the answer as it may be recorded (only the
+    form's inputs); `ResolutionError` for an answer that does not fit the question."""
     request = question.request
     if answer.action == "decline":
-        return DECLINED
+        return DECLINED, answer
     if answer.action == "cancel":
-        return CANCELLED
+        return CANCELLED, answer
     if isinstance(request, ElicitURL):
-        return ACCEPTED_URL
+        return ACCEPTED_URL, answer
     if not isinstance(request, Elicit):  # pragma: no cover - replies go to reply_of
         raise TypeError(f"not a form question: {request!r}")
     where = f"resolver {question.resolver!r} for parameter {question.parameter!r} (tool {tool!r})"
@@ -53,20 +55,23 @@ def outcome_of(question: Question, answer: Answer, tool: str) -> Any:
             resolver=question.resolver,
             parameter=question.parameter,
         )
-    content = answer.content
-    fill = fields_left_empty_as_none(request.schema)
-    if fill and not fill.issubset(content):
-        content = {**dict.fromkeys(fill), **content}
     try:
-        return AcceptedElicitation(request.schema.model_validate(content))
+        content = checked_content(request.schema, answer.content)
+        recorded = Answer(answer.action, content, digest=answer.digest)
+        fill = fields_left_empty_as_none(request.schema)
+        if fill and not fill.issubset(content):
+            content = {**dict.fromkeys(fill), **content}
+        return AcceptedElicitation(request.schema.model_validate(content)), recorded
+    except Misfit as misfit:
+        fields = misfit.fields
     except ValidationError as exc:
         fields = sorted({".".join(str(p) for p in e["loc"]) or "<form>" for e in exc.errors()})
-        raise ResolutionError(
-            f"The answer to {where} does not fit its form (fields: {', '.join(fields)})",
-            tool=tool,
-            resolver=question.resolver,
-            parameter=question.parameter,
-        ) from None
+    raise ResolutionError(
+        f"The answer to {where} does not fit its form (fields: {', '.join(fields)})",
+        tool=tool,
+        resolver=question.resolver,
+        parameter=question.parameter,
+    )
 
 
 def accepts(answer: Answer | Outcome) -> bool:

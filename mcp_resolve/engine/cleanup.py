@@ -23,10 +23,13 @@ class ExitStack:
     cancellation so that a cancelled call still releases what its resolvers acquired.
     """
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_entries", "error", "failed")
 
     def __init__(self) -> None:
         self._entries: list[tuple[bool, Any, str]] = []
+        # What `close` raised of its own (not the exception it was given), and whose cleanup.
+        self.error: BaseException | None = None
+        self.failed: str | None = None
 
     def push_async(self, generator: Any, name: str) -> None:
         self._entries.append((True, generator, name))
@@ -63,7 +66,9 @@ class ExitStack:
                         if new.__context__ is None and error is not None:
                             new.__context__ = error
                         error = new
+                        self.failed = name
         if error is not exc and error is not None:
+            self.error = error
             raise error
 
 

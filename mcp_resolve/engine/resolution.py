@@ -82,6 +82,7 @@ class Resolution:
         "_result",
         "_stuck",
         "_values",
+        "cleanup",
         "failed",
         "used",
     )
@@ -111,6 +112,7 @@ class Resolution:
         self._current: Node | tuple[Node, ...] | None = None  # what the walk awaits now
         self.failed: Node | None = None
         self.used: dict[str, tuple[Question, Answer]] | None = None
+        self.cleanup: ExitStack | None = None  # once closed: what a cleanup raised, and whose
 
     @property
     def graph(self) -> Graph:
@@ -122,7 +124,7 @@ class Resolution:
 
     async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
         if self._exits is not None:
-            exits, self._exits = self._exits, None
+            exits, self._exits, self.cleanup = self._exits, None, self._exits
             await exits.close(exc, abandoned=type(self._result) is not Resolved)
 
     # -- the walk ------------------------------------------------------------------------
@@ -334,7 +336,7 @@ class Resolution:
             parse = getattr(self._graph, "reply_parser", None)
             outcome = reply_of(question, answer, self._graph.tool, parse)
         else:
-            outcome = outcome_of(question, answer, self._graph.tool)
+            outcome, answer = outcome_of(question, answer, self._graph.tool)
         if self.used is None:
             self.used = {}
         self.used[question.key] = (question, answer)

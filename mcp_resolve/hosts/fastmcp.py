@@ -102,22 +102,25 @@ class _Host(WrappedFunction):
         return _connection(ctx, self.flow.app_scoped)
 
     async def run(self, ctx: Any, arguments: dict[str, Any], kwargs: dict[str, Any]) -> Any:
-        in_body = False
+        raised: list[BaseException] = []  # what the body itself raised, if anything
 
         async def body(values: dict[str, Any]) -> Any:
-            nonlocal in_body
-            in_body = True
-            return await self.body(self.body_kwargs(ctx, arguments, values))
+            try:
+                return await self.body(self.body_kwargs(ctx, arguments, values))
+            except BaseException as exc:
+                raised.append(exc)
+                raise
 
         try:
             return await self.flow.run(_connection(ctx, self.flow.app_scoped), arguments, body)
         except SDKToolError as exc:
-            if in_body:
+            if exc in raised:
                 raise  # the body's own exceptions are fastmcp's to report, untouched
             # fastmcp masks unknown exceptions; its ToolError reaches the model as written.
+            # (A resolver's failure, or a cleanup's, already translated: nothing leaks.)
             raise ToolError(str(exc), log_level=logging.INFO) from None
         except MCPError as exc:
-            if in_body or exc.error.message != STATE_REFUSED:
+            if exc in raised or exc.error.message != STATE_REFUSED:
                 raise
             # fastmcp turns every error from a tool but -32021 into a result, and logs it
             # with its traceback at ERROR; the refusal was logged once already (WARNING).

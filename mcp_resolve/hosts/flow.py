@@ -39,7 +39,7 @@ from .legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
 from .lifespan import no_app_scope
 from .replay_guard import ReplayGuard, check_replay_guard
 from .state import RoundState, StateError
-from .translate import Translate
+from .translate import Translate, TranslateCleanup
 
 logger = logging.getLogger("mcp_resolve")
 Answers = dict[str, Answer]
@@ -164,19 +164,21 @@ class ToolFlow:
 
     async def _legacy(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
         trace = start_call(self.tool, "legacy", 1)
-        async with self._start(conn, arguments, trace) as resolution:
-            with self._translated(resolution):
-                outcome = await resolution.resolve()
-                rounds = 0
-                derived: dict[str, str] = {}  # URL elicitation ids made for this call
-                while isinstance(outcome, Suspended):
-                    rounds += 1
-                    self._check_rounds(rounds)
-                    answers = await legacy.ask_all(
-                        conn, outcome.questions, self.tool, derived, self.ask_timeout
-                    )
-                    outcome = await resolution.resolve(answers)
-            return await body(outcome.values)
+        resolution = self._start(conn, arguments, trace)
+        with TranslateCleanup(self.tool, self.tool_errors, resolution):
+            async with resolution:
+                with self._translated(resolution):
+                    outcome = await resolution.resolve()
+                    rounds = 0
+                    derived: dict[str, str] = {}  # URL elicitation ids made for this call
+                    while isinstance(outcome, Suspended):
+                        rounds += 1
+                        self._check_rounds(rounds)
+                        answers = await legacy.ask_all(
+                            conn, outcome.questions, self.tool, derived, self.ask_timeout
+                        )
+                        outcome = await resolution.resolve(answers)
+                return await body(outcome.values)
 
     async def _modern(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
         state = _FIRST_ROUND
@@ -191,38 +193,40 @@ class ToolFlow:
             if self.once is not None:
                 await self.once.claim(state, conn.request_context, opened.expires_at)
         trace = start_call(self.tool, MODERN, state.rounds + 1)
-        async with self._start(conn, arguments, trace) as resolution:
-            with self._translated(resolution):
-                answers = None
-                if state.asked or state.answers:
-                    responses = self._responses(conn, state, resolution.graph)
-                    if trace is not None:  # this round's answers, to the last round's questions
-                        trace.answered(responses, state.rounds)
-                    answers = state.answers_with(responses)
-                elif conn.request_state is None and conn.input_responses:  # a first call
-                    answers = self._responses(conn, None, resolution.graph)
-                outcome = await resolution.resolve(answers)
-                while isinstance(outcome, Suspended):
-                    fallbacks = self._fallbacks(conn, outcome.questions)
-                    if fallbacks is None:
-                        break
-                    outcome = await resolution.resolve(fallbacks)
-                if isinstance(outcome, Suspended):
-                    following = state.next_round(resolution.used or {}, outcome.questions)
-                    self._check_rounds(following.rounds)
-                    self._check_changes(following, outcome.questions)
-                    if self.once is not None:
-                        self.once.stamp(following)
-                    encoded = self._sealed(following, conn, resolution.graph)
-                    return wire.input_required(outcome.questions, encoded, self.tool)
-            if self.body_rounds and (conn.request_state is not None or conn.input_responses):
-                # The channel carried the resolvers' state: the body sees only its own.
-                conn.body_round = body_rounds.body_round(state, conn.input_responses)
-            result = await body(outcome.values)
-            if isinstance(result, InputRequiredResult):
+        resolution = self._start(conn, arguments, trace)
+        with TranslateCleanup(self.tool, self.tool_errors, resolution):
+            async with resolution:
                 with self._translated(resolution):
-                    return self._body_asked(state, resolution, conn, result)
-            return result
+                    answers = None
+                    if state.asked or state.answers:
+                        responses = self._responses(conn, state, resolution.graph)
+                        if trace is not None:  # this round's answers, to the last round's questions
+                            trace.answered(responses, state.rounds)
+                        answers = state.answers_with(responses)
+                    elif conn.request_state is None and conn.input_responses:  # a first call
+                        answers = self._responses(conn, None, resolution.graph)
+                    outcome = await resolution.resolve(answers)
+                    while isinstance(outcome, Suspended):
+                        fallbacks = self._fallbacks(conn, outcome.questions)
+                        if fallbacks is None:
+                            break
+                        outcome = await resolution.resolve(fallbacks)
+                    if isinstance(outcome, Suspended):
+                        following = state.next_round(resolution.used or {}, outcome.questions)
+                        self._check_rounds(following.rounds)
+                        self._check_changes(following, outcome.questions)
+                        if self.once is not None:
+                            self.once.stamp(following)
+                        encoded = self._sealed(following, conn, resolution.graph)
+                        return wire.input_required(outcome.questions, encoded, self.tool)
+                if self.body_rounds and (conn.request_state is not None or conn.input_responses):
+                    # The channel carried the resolvers' state: the body sees only its own.
+                    conn.body_round = body_rounds.body_round(state, conn.input_responses)
+                result = await body(outcome.values)
+                if isinstance(result, InputRequiredResult):
+                    with self._translated(resolution):
+                        return self._body_asked(state, resolution, conn, result)
+                return result
 
     def _body_asked(
         self,
