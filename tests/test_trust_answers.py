@@ -186,8 +186,9 @@ def test_an_answer_is_taken_only_with_the_exact_types_its_form_shows(
         assert text in ("tipped", "refused: the tip is over the bill"), text
         if text == "tipped":
             ((bill, given_tip, ok, count, name),) = BODIES
-            assert type(bill) is float and math.isfinite(bill)
-            assert type(given_tip) is float and math.isfinite(given_tip)
+            assert (type(bill), type(given_tip)) == (float, float)
+            assert math.isfinite(bill)
+            assert math.isfinite(given_tip)
             assert (type(ok), type(count), type(name)) == (bool, int, str)
     else:
         assert text.startswith("error: "), (content, text)
