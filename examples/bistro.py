@@ -3,22 +3,32 @@
 - `book_table` is the seed's tool as written: it asks from inside its body with
   `ctx.elicit`, which only a legacy connection can carry.
 - `book_table_anywhere` asks the same question with a resolver, on either protocol generation.
-- `pay_deposit` sends the user to a payment page; `confirm_deposit` is the payment
-  provider's report (a webhook, shown as a tool) that the payment went through.
-- `pay_deposit_and_wait` does not return until the deposit is really paid.
+- `pay_deposit` sends the user to a payment page.
+- `pay_deposit_and_wait` does not return until the deposit is really paid. Only the
+  payment provider can say so: it reports each payment to the webhook
+  `POST /webhooks/payments`, signed with a secret the two share, and that webhook, not
+  an MCP tool anyone could call, records the payment and calls `complete()`.
 
 Run over stdio with `python examples/bistro.py`, or over Streamable HTTP with
-`python examples/bistro.py --http 127.0.0.1:8000` (endpoint `/mcp`).
+`python examples/bistro.py --http 127.0.0.1:8000` (endpoint `/mcp`, webhook
+`/webhooks/payments`). The webhook's secret is `BISTRO_WEBHOOK_SECRET`.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import hmac
+import json
+import os
+import secrets
 from typing import Annotated
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
+from starlette.requests import Request
+from starlette.responses import Response
 
 from mcp_resolve import (
     AcceptedElicitation,
@@ -145,22 +155,47 @@ async def pay_deposit(
     return "No deposit taken. The booking expires in one hour."
 
 
-@mcp.tool()
-async def confirm_deposit(booking_id: str, ctx: Context) -> str:
-    """Record a payment reported by the payment provider."""
+# -- the payment provider's report: out of band, verified ----------------------------------
+
+# Shared with the payment provider, never with MCP clients. (Generated when unset, so the
+# example runs; a real deployment reads it from its secret store.)
+WEBHOOK_SECRET = os.environ.get("BISTRO_WEBHOOK_SECRET") or secrets.token_urlsafe(32)
+
+
+def signature(body: bytes, secret: str = WEBHOOK_SECRET) -> str:
+    """What the provider sends in `X-Signature`: HMAC-SHA256 of the exact body, in hex."""
+    return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+@mcp.custom_route("/webhooks/payments", methods=["POST"])
+async def payment_webhook(request: Request) -> Response:
+    """The payment provider reports a payment. Nothing is believed before the signature
+    checks out; an MCP client, which does not hold the secret, cannot mark anything paid."""
+    body = await request.body()
+    if not hmac.compare_digest(request.headers.get("x-signature", ""), signature(body)):
+        return Response(status_code=401)
+    try:
+        event = json.loads(body)
+    except ValueError:
+        return Response(status_code=400)
+    if not isinstance(event, dict) or event.get("type") != "deposit.paid":
+        return Response(status_code=400)
+    booking_id = event.get("booking_id")
+    if not isinstance(booking_id, str):
+        return Response(status_code=400)
     PAID.add(booking_id)
     # Wakes `pay_deposit_and_wait` calls waiting on this payment and tells legacy clients
     # (notifications/elicitation/complete) that they can stop showing "waiting for payment".
-    await complete(ctx, f"deposit-{booking_id}")
-    return f"Deposit received for booking {booking_id}."
+    await complete(mcp, f"deposit-{booking_id}")
+    return Response(status_code=204)
 
 
 async def deposit_receipt(booking_id: str) -> Receipt | ElicitURL:
     """Resolver: the receipt once the deposit is paid; until then, the payment page.
 
     With `wait=True` the user's consent is not the answer: on a legacy connection the call
-    waits (30 s at most) for `confirm_deposit`, then this resolver runs again and checks
-    PAID; on 2026-07-28 every retry runs it again, and it asks again until paid.
+    waits (30 s at most) for the provider's webhook, then this resolver runs again and
+    checks PAID; on 2026-07-28 every retry runs it again, and it asks again until paid.
     """
     if booking_id in PAID:
         return Receipt(booking_id=booking_id)

@@ -80,12 +80,12 @@ def test_graph_of_a_tool_shows_its_resolver_asking_a_form(run: Run) -> None:
 def test_graph_of_a_server_draws_every_tool_and_what_each_asks(run: Run) -> None:
     status, out, _ = run("graph", "examples/bistro.py:mcp")
     assert status == 0
-    assert out.startswith("MCPServer 'Bistro'  examples/bistro.py:mcp, 5 tools\n")
+    assert out.startswith("MCPServer 'Bistro'  examples/bistro.py:mcp, 4 tools\n")
     assert "book_table  arguments: date, party_size · context: ctx  (no resolvers)" in out
     assert "alternative ← ask_alternative  async" in out
     assert "asks: form AlternativeDate" in out
     assert "consent ← ask_for_deposit  async · key bistro:ask_for_deposit · asks: url" in out
-    assert "confirm_deposit  (no resolvers)" in out
+    assert "confirm_deposit" not in out  # payments are reported by a webhook, not a tool
 
 
 def test_a_shared_resolver_is_drawn_once_and_kinds_are_named(run: Run) -> None:
@@ -186,7 +186,7 @@ def test_check_passes_every_example_server(run: Run) -> None:
     status, out, err = run("check", *SERVERS, "examples/files_core.py:delete_folder")
     assert (status, err) == (0, "")
     assert out.splitlines() == [
-        f"✓ {', '.join(SERVERS)}, examples/files_core.py:delete_folder: 10 tools checked, "
+        f"✓ {', '.join(SERVERS)}, examples/files_core.py:delete_folder: 9 tools checked, "
         "10 resolvers, 8 questions (6 form, 2 url); no problems"
     ]
 

@@ -1,10 +1,12 @@
 """The Bistro and Bookshop examples through the SDK's real in-memory Client, on both generations."""
 
+import json
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
 from hosts_support import MODES, answering, first_round, next_round
@@ -27,6 +29,22 @@ NO_ALTERNATIVE = [
     {"action": "cancel"},
     {"action": "accept", "content": {"accept_alternative": False}},
 ]
+
+
+async def provider_reports(
+    bistro: ModuleType, booking_id: str, *, secret: str | None = None, body: bytes | None = None
+) -> int:
+    """The payment provider calls the Bistro's webhook, signing the body with `secret`."""
+    if body is None:
+        body = json.dumps({"type": "deposit.paid", "booking_id": booking_id}).encode()
+    signed = bistro.signature(body) if secret is None else bistro.signature(body, secret)
+    app = bistro.mcp.streamable_http_app()
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+        response = await http.post(
+            "/webhooks/payments", content=body, headers={"X-Signature": signed}
+        )
+    return response.status_code
 
 
 async def answered_by_hand(
@@ -274,23 +292,20 @@ async def test_pay_deposit_and_wait_completes_once_the_provider_reports_the_paym
         if isinstance(message, types.ElicitCompleteNotification):
             notices.append(message.params.elicitation_id)
 
-    async with Client(bistro.mcp, mode="legacy") as provider:
+    async def pay_then_accept(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        asked.append(params)
+        assert isinstance(params, types.ElicitRequestURLParams)
+        assert (params.message, params.url) == (DEPOSIT_MESSAGE, DEPOSIT_URL)
+        assert await provider_reports(bistro, "b1") == 204
+        return types.ElicitResult(action="accept")
 
-        async def pay_then_accept(
-            context: ClientRequestContext, params: types.ElicitRequestParams
-        ) -> types.ElicitResult:
-            asked.append(params)
-            assert isinstance(params, types.ElicitRequestURLParams)
-            assert (params.message, params.url) == (DEPOSIT_MESSAGE, DEPOSIT_URL)
-            confirmed = await provider.call_tool("confirm_deposit", {"booking_id": "b1"})
-            assert text_of(confirmed) == "Deposit received for booking b1."
-            return types.ElicitResult(action="accept")
-
-        async with Client(
-            bistro.mcp, mode=mode, elicitation_callback=pay_then_accept, message_handler=note
-        ) as client:
-            with anyio.fail_after(10):
-                result = await client.call_tool("pay_deposit_and_wait", {"booking_id": "b1"})
+    async with Client(
+        bistro.mcp, mode=mode, elicitation_callback=pay_then_accept, message_handler=note
+    ) as client:
+        with anyio.fail_after(10):
+            result = await client.call_tool("pay_deposit_and_wait", {"booking_id": "b1"})
     assert text_of(result) == "Deposit for b1 is paid."
     assert len(asked) == 1
     assert {"b1"} == bistro.PAID
@@ -320,7 +335,7 @@ async def test_pay_deposit_and_wait_takes_no_deposit_when_the_user_refuses_the_p
     assert len(asked) == 1
 
 
-async def test_a_legacy_call_waits_after_consent_until_confirm_deposit_and_is_told_so(
+async def test_a_legacy_call_waits_after_consent_until_the_provider_reports_and_is_told_so(
     bistro: ModuleType,
 ) -> None:
     """Consent first, payment later: the call holds, then the waiting client is notified."""
@@ -339,7 +354,6 @@ async def test_a_legacy_call_waits_after_consent_until_confirm_deposit_and_is_to
             elicitation_callback=answering({"action": "accept"}, asked=asked),
             message_handler=note,
         ) as client,
-        Client(bistro.mcp, mode="legacy") as provider,
     ):
 
         async def call() -> None:
@@ -351,8 +365,7 @@ async def test_a_legacy_call_waits_after_consent_until_confirm_deposit_and_is_to
                 while "deposit-b1" not in completion._waiting:  # consent given, now waiting
                     await anyio.sleep(0.005)
                 assert result == []
-                confirmed = await provider.call_tool("confirm_deposit", {"booking_id": "b1"})
-                assert text_of(confirmed) == "Deposit received for booking b1."
+                assert await provider_reports(bistro, "b1") == 204
     (done,) = result
     assert text_of(done) == "Deposit for b1 is paid."
     assert len(asked) == 1
@@ -382,11 +395,54 @@ async def test_on_2026_07_28_consent_alone_does_not_satisfy_a_waiting_url_questi
         assert isinstance(repeated.params, types.ElicitRequestURLParams)
         assert repeated.params.url == DEPOSIT_URL
 
-        confirmed = await client.call_tool("confirm_deposit", args)
-        assert text_of(confirmed) == "Deposit received for booking b1."
+        assert await provider_reports(bistro, "b1") == 204
         done = await next_round(client.session, "pay_deposit_and_wait", again, accept, args)
     assert isinstance(done, types.CallToolResult)
     assert text_of(done) == "Deposit for b1 is paid."
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        {"secret": "not-the-shared-secret"},
+        {"secret": "", "body": b'{"type": "deposit.paid", "booking_id": "b1"}'},
+    ],
+    ids=["wrong-secret", "empty-secret"],
+)
+async def test_nobody_without_the_secret_can_mark_a_deposit_paid(
+    bistro: ModuleType, forged: dict[str, Any]
+) -> None:
+    notices: list[str] = []
+
+    async def note(message: Any) -> None:
+        if isinstance(message, types.ElicitCompleteNotification):
+            notices.append(message.params.elicitation_id)
+
+    result: list[types.CallToolResult] = []
+    async with Client(
+        bistro.mcp, mode="legacy", elicitation_callback=answering({"action": "accept"}),
+        message_handler=note,
+    ) as client:  # fmt: skip
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        assert "confirm_deposit" not in tools  # no MCP tool marks anything paid
+
+        async def call() -> None:
+            result.append(await client.call_tool("pay_deposit_and_wait", {"booking_id": "b1"}))
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as group:
+                group.start_soon(call)
+                while "deposit-b1" not in completion._waiting:
+                    await anyio.sleep(0.005)
+                assert await provider_reports(bistro, "b1", **forged) == 401
+                assert await provider_reports(bistro, "b1", body=b"not json") == 400
+                assert set() == bistro.PAID
+                assert notices == []
+                assert completion.waiting("deposit-b1") == 1  # still waiting, untouched
+                assert await provider_reports(bistro, "b1") == 204  # the real provider
+    (done,) = result
+    assert text_of(done) == "Deposit for b1 is paid."
+    assert notices == ["deposit-b1"]
 
 
 # -- order_book: nested dependencies -------------------------------------------------------

@@ -5,9 +5,12 @@ Run it with `python docs/snippets/url_questions.py`.
 
 from __future__ import annotations
 
+import json
+from types import ModuleType
 from typing import Annotated, Any
 
 import anyio
+import httpx2
 import mcp_types as types
 from _examples import load
 from mcp import Client
@@ -22,6 +25,17 @@ async def open_link(context: Any, params: types.ElicitRequestParams) -> types.El
     assert isinstance(params, types.ElicitRequestURLParams)
     print(f"Open this link to continue: {params.url}")
     return types.ElicitResult(action="accept")  # consent to open it, never content
+
+
+async def provider_reports(bistro: ModuleType, booking_id: str) -> int:
+    """The payment provider's side: sign the event with the shared secret, post it."""
+    body = json.dumps({"type": "deposit.paid", "booking_id": booking_id}).encode()
+    headers = {"X-Signature": bistro.signature(body), "Content-Type": "application/json"}
+    app = bistro.mcp.streamable_http_app()  # in a real deployment: the server's public URL
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+        response = await http.post("/webhooks/payments", content=body, headers=headers)
+    return response.status_code
 
 
 async def pay_deposit(mode: str) -> dict[str, Any]:
@@ -43,7 +57,7 @@ async def pay_deposit(mode: str) -> dict[str, Any]:
 
 
 async def wait_on_legacy() -> dict[str, Any]:
-    """Consent first, payment later: the call holds until `confirm_deposit` runs."""
+    """Consent first, payment later: the call holds until the provider's webhook arrives."""
     bistro = load("bistro")
     notified: list[str] = []
     results: list[str] = []
@@ -56,7 +70,6 @@ async def wait_on_legacy() -> dict[str, Any]:
         Client(
             bistro.mcp, mode="legacy", elicitation_callback=open_link, message_handler=on_message
         ) as user,
-        Client(bistro.mcp, mode="legacy") as provider,
     ):
 
         async def book() -> None:
@@ -67,10 +80,10 @@ async def wait_on_legacy() -> dict[str, Any]:
             group.start_soon(book)
             await anyio.sleep(0.2)  # the user has consented; the call is waiting
             waiting = list(results)
-            confirmed = await provider.call_tool("confirm_deposit", {"booking_id": "b2"})
+            reported = await provider_reports(bistro, "b2")
     return {
         "while waiting": waiting,
-        "provider": confirmed.content[0].text,  # type: ignore[union-attr]
+        "provider": reported,
         "result": results,
         "notified": notified,
     }
@@ -88,7 +101,7 @@ async def wait_on_2026() -> dict[str, Any]:
         while isinstance(result, types.InputRequiredResult):
             rounds.append(", ".join(result.input_requests or {}))
             if len(rounds) == 3:  # the user finally pays, after consenting twice
-                await client.call_tool("confirm_deposit", args)
+                await provider_reports(bistro, "b3")
             consent: types.InputResponses = {
                 key: types.ElicitResult(action="accept") for key in result.input_requests or {}
             }

@@ -103,7 +103,8 @@ async def complete(target: Context | MCPServer | None, elicitation_id: str) -> N
 
     Sends `notifications/elicitation/complete` to the session that asked (when it is a
     legacy connection with a channel back) and, if `target` is a `Context` on another such
-    connection, to that one as well, as the seed's `confirm_deposit` does.
+    connection, to that one as well. Call it only where the server itself learned that the
+    step is done (a verified webhook, a status check), never from a tool any client can call.
     """
     await announce(elicitation_id, target.session if isinstance(target, Context) else None)
 
