@@ -27,6 +27,7 @@ set-ups and clean-ups, which must match after every call.
 import base64
 import json
 import logging
+import math
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
@@ -543,8 +544,27 @@ RESOLVERS = {"name": "ask_name", "age": "ask_age"}
 PARAMS_ADAPTER = types.CallToolRequestParams
 
 
+# The inputs each form was rendered with: answers are held to these exact JSON types.
+FORM_INPUTS: dict[type[BaseModel], dict[str, str]] = {
+    Name: {"name": "string"},
+    Age: {"age": "integer"},
+}
+
+
+def fits(kind: str, value: Any) -> bool:
+    if kind == "string":
+        return type(value) is str
+    return type(value) is int or (
+        type(value) is float and math.isfinite(value) and value.is_integer()
+    )
+
+
 def judge(response: Any, form: type[BaseModel]) -> tuple[str, Any]:
-    """What one parsed response does to its question: missing, bad, refused or ok."""
+    """What one parsed response does to its question: missing, bad, refused or ok.
+
+    The form is the contract: keys it does not have are dropped, every input it has must
+    be there with its exact JSON type, and only then is the model built.
+    """
     if response is None:
         return "missing", None
     if not isinstance(response, types.ElicitResult):
@@ -553,15 +573,21 @@ def judge(response: Any, form: type[BaseModel]) -> tuple[str, Any]:
         return "refused", response.action
     if response.content is None:
         return "bad", None
+    inputs = FORM_INPUTS[form]
+    kept = {k: v for k, v in response.content.items() if k in inputs}
+    if set(kept) != set(inputs) or not all(fits(inputs[k], v) for k, v in kept.items()):
+        return "bad", None
     try:
-        return "ok", form.model_validate(response.content)
+        return "ok", form.model_validate(kept)
     except ValidationError:
         return "bad", None
 
 
-def recorded_bytes(response: Any) -> int:
+def recorded_bytes(response: Any, form: type[BaseModel]) -> int:
+    """What the state may carry of an answer: only the form's own inputs."""
     content = getattr(response, "content", None) or {}
-    return len(json.dumps(content, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    kept = {k: v for k, v in content.items() if k in FORM_INPUTS[form]}
+    return len(json.dumps(kept, ensure_ascii=False).encode("utf-8", "surrogatepass"))
 
 
 @MORE
@@ -596,7 +622,7 @@ def test_hostile_input_responses_never_reach_the_body_or_the_bug_path(
             big = [
                 (RESOLVERS[k], k)
                 for k in FORMS
-                if k not in missing and recorded_bytes(given_.get(k)) > 2048
+                if k not in missing and recorded_bytes(given_.get(k), FORMS[k]) > 2048
             ]
             if out.error is not None and big:
                 assert_clean_error(out.error)
