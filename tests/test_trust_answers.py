@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from test_hostile import Rewriting, params, send
 from trust_kit import HOSTS, MODERN, MODES, connect, serve
 
-from mcp_resolve import Elicit, Resolve
+from mcp_resolve import Elicit, ElicitationResult, Resolve
 
 EXAMPLES = settings(
     max_examples=60,
@@ -76,6 +76,14 @@ async def two(
 ) -> str:
     """Two questions: the first answer rides in the state while the second is asked."""
     return f"{n.note}/{g.note}"
+
+
+async def maybe(
+    n: Annotated[ElicitationResult[Note], Resolve(ask_note, key="note")],
+    g: Annotated[Note, Resolve(ask_go, key="go")],
+) -> str:
+    """The note may be declined; the call goes on."""
+    return f"{n.action}/{g.note}"
 
 
 GOOD = {"bill": 10.0, "tip": 2, "ok": True, "count": 1, "name": "ada"}
@@ -238,6 +246,23 @@ async def test_keys_the_form_does_not_have_are_never_stored(host: str) -> None:
         assert done.text == "hi/go", done
         result = await client.call_tool("two", {})
         assert not result.is_error, result
+
+
+@pytest.mark.parametrize("host", HOSTS)
+@pytest.mark.anyio
+async def test_content_sent_with_a_decline_is_never_stored(host: str) -> None:
+    served = serve(host, maybe)
+    async with connect(served, MODERN) as client:
+        first = await send(client, params("maybe", {}))
+        assert first.asked == {"note", "go"}, first
+        junk = {"action": "decline", "content": {"note": "x" * 200_000}}
+        second = await send(client, params("maybe", {}, first.state, {"note": junk}))
+        assert second.asked == {"go"}, second
+        assert second.state is not None
+        assert len(second.state) < 4096
+        go = {"go": {"action": "accept", "content": {"note": "go"}}}
+        done = await send(client, params("maybe", {}, second.state, go))
+        assert done.text == "decline/go", done
 
 
 # -- 7. a cleanup's exception text never reaches the client ------------------------------------

@@ -39,12 +39,14 @@ def outcome_of(question: Question, answer: Answer, tool: str) -> tuple[Any, Answ
     """The outcome `answer` gives `question`, and the answer as it may be recorded (only the
     form's inputs); `ResolutionError` for an answer that does not fit the question."""
     request = question.request
-    if answer.action == "decline":
-        return DECLINED, answer
-    if answer.action == "cancel":
-        return CANCELLED, answer
-    if isinstance(request, ElicitURL):
-        return ACCEPTED_URL, answer
+    if answer.action != "accept" or isinstance(request, ElicitURL):
+        # Content sent with a decline, a cancel or a URL answer means nothing: never kept.
+        bare = answer if answer.content is None else Answer(answer.action, None, answer.digest)
+        if answer.action == "decline":
+            return DECLINED, bare
+        if answer.action == "cancel":
+            return CANCELLED, bare
+        return ACCEPTED_URL, bare
     if not isinstance(request, Elicit):  # pragma: no cover - replies go to reply_of
         raise TypeError(f"not a form question: {request!r}")
     where = f"resolver {question.resolver!r} for parameter {question.parameter!r} (tool {tool!r})"
