@@ -77,7 +77,8 @@ def receipt_or_url() -> Receipt | ElicitURL:
         pytest.param(
             UrlElicitationResult,
             ask_form,
-            "has no place for the form its resolver asks (Confirm)",
+            "takes UrlElicitationResult, which has no place for the form its resolver asks "
+            "(Confirm)",
             "annotate it ElicitationResult[Confirm]",
             id="url-outcome-of-a-form",
         ),
@@ -98,7 +99,8 @@ def receipt_or_url() -> Receipt | ElicitURL:
         pytest.param(
             ElicitationResult[Confirm],
             ask_url,
-            "only asks a URL question, whose accept carries no form data",
+            "takes ElicitationResult[Confirm], but its resolver only asks a URL question, "
+            "whose accept carries no form data",
             "annotate it UrlElicitationResult",
             id="form-outcome-of-a-url",
         ),
@@ -119,7 +121,8 @@ def receipt_or_url() -> Receipt | ElicitURL:
         pytest.param(
             UrlElicitationResult,
             ask_roots,
-            "only asks the client's roots (ListRoots), which has no decline",
+            "takes UrlElicitationResult, but its resolver only asks the client's roots "
+            "(ListRoots), which has no decline",
             "annotate it with the SDK's ListRootsResult",
             id="url-outcome-of-roots",
         ),

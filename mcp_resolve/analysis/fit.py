@@ -17,7 +17,12 @@ from pydantic import BaseModel
 
 from ..client_requests import ListRoots, Sample
 from ..markers import Elicit, ElicitURL
-from ..outcomes import AcceptedElicitation, AcceptedUrlElicitation
+from ..outcomes import (
+    AcceptedElicitation,
+    AcceptedUrlElicitation,
+    CancelledElicitation,
+    DeclinedElicitation,
+)
 from .edges import EdgeRefusal, outcome_members, type_name, union_members, value_converter
 
 _ACCEPTS = frozenset({AcceptedElicitation, AcceptedUrlElicitation})
@@ -41,7 +46,7 @@ def never_fits(consumer: Any, returns: Any) -> tuple[str, str] | None:
         outcome = outcome_members(consumer)
     except ValueError:
         return None  # the consumer's annotation is refused on its own
-    shown = type_name(consumer)
+    shown = _shown(consumer)
     if forms:
         args = get_args(forms[0])
         model = args[0] if args and isinstance(args[0], type) else None
@@ -56,7 +61,7 @@ def never_fits(consumer: Any, returns: Any) -> tuple[str, str] | None:
         target = outcome[1] if outcome is not None else consumer
         if model is not None and _other_model(model, target):
             return (
-                f"takes {type_name(target)}, but its resolver asks a form of {name}: the "
+                f"takes {_shown(target)}, but its resolver asks a form of {name}: the "
                 "answer could never be converted",
                 f"annotate it with {name} (or ElicitationResult[{name}])",
             )
@@ -107,7 +112,7 @@ def _reply_fit(consumer: Any, question: type) -> tuple[str, str] | None:
     if outcome is not None:
         if AcceptedElicitation not in outcome[0]:
             return (
-                f"takes {type_name(consumer)}, but its resolver only asks {asks}, which has "
+                f"takes {_shown(consumer)}, but its resolver only asks {asks}, which has "
                 f"no decline and whose answer is a {result}",
                 fix,
             )
@@ -115,8 +120,7 @@ def _reply_fit(consumer: Any, question: type) -> tuple[str, str] | None:
     members = union_members(target) or (target,)
     if all(_foreign(member) for member in members):
         return (
-            f"takes {type_name(target)}, but its resolver only asks {asks}: its "
-            f"answer is a {result}",
+            f"takes {_shown(target)}, but its resolver only asks {asks}: its answer is a {result}",
             fix,
         )
     return None
@@ -131,3 +135,22 @@ def _foreign(member: Any) -> bool:
     return not any(
         (base.__module__ or "").split(".")[0] in ("mcp", "mcp_types") for base in cls.__mro__
     )
+
+
+def _shown(annotation: Any) -> str:
+    """An annotation as its author wrote it: `UrlElicitationResult`, `ElicitationResult[X]`,
+    `A | B`, rather than the `typing.Union[...]` of module paths it expands to."""
+    members = union_members(annotation)
+    if members is None:
+        args = get_args(annotation)
+        origin = get_origin(annotation)
+        if args and isinstance(origin, type):
+            return f"{origin.__qualname__}[{', '.join(_shown(a) for a in args)}]"
+        return annotation.__qualname__ if isinstance(annotation, type) else type_name(annotation)
+    rest = [m for m in members if m not in (DeclinedElicitation, CancelledElicitation)]
+    if len(rest) == 1 and len(members) == 3:
+        if rest[0] is AcceptedUrlElicitation:
+            return "UrlElicitationResult"
+        if get_origin(rest[0]) is AcceptedElicitation:
+            return f"ElicitationResult[{_shown(get_args(rest[0])[0])}]"
+    return " | ".join("None" if m is type(None) else _shown(m) for m in members)

@@ -17,6 +17,7 @@ Exits 1 if a scenario not listed in expected-failures.txt failed, or a listed on
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -143,15 +144,20 @@ def main() -> int:
     parser.add_argument("--suites", required=True, type=Path, help="folder of the two lines")
     parser.add_argument("--scenario", help="run only this scenario")
     parser.add_argument("--lenient", action="store_true", help="warnings do not fail")
+    parser.add_argument("--keep", type=Path, help="keep each scenario's checks.json here")
     options = parser.parse_args()
     if not options.lenient:
         BAD.add("WARNING")
     started = time.monotonic()
     jobs = int(os.environ.get("CONFORMANCE_JOBS", "2"))
-    with (
-        tempfile.TemporaryDirectory(prefix="conformance-") as scratch,
-        ThreadPoolExecutor(max_workers=jobs) as pool,
-    ):
+    if options.keep is not None:
+        options.keep.mkdir(parents=True, exist_ok=True)
+    folder = (
+        contextlib.nullcontext(str(options.keep))
+        if options.keep is not None
+        else tempfile.TemporaryDirectory(prefix="conformance-")
+    )
+    with folder as scratch, ThreadPoolExecutor(max_workers=jobs) as pool:
         outcomes = list(
             pool.map(
                 lambda run: run_one(
