@@ -87,9 +87,10 @@ lint: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/python -m mkdocs build --strict
 
-bench: $(STAMP)
+bench: $(STAMP) redis-server
 	$(BIN)/python benchmarks/engine.py
 	$(BIN)/python benchmarks/sdk.py
+	$(BIN)/python benchmarks/redis_guard.py
 
 clean:
 	rm -rf $(VENV) $(SUITES) .pytest_cache .mypy_cache .ruff_cache .hypothesis
