@@ -3,9 +3,25 @@
 from __future__ import annotations
 
 from contextvars import ContextVar
+from typing import TypedDict
+
+from typing_extensions import Unpack
 
 FunctionKind = str
 """What a decorated function is served as: "tool", "prompt" or "resource template"."""
+
+
+class Who(TypedDict, total=False):
+    """The resolver and parameter a failure is about, when it is that precise."""
+
+    resolver: str | None
+    parameter: str | None
+
+
+class Where(Who, total=False):
+    """Where in a graph a signature problem is, and the one clear thing to do about it."""
+
+    fix: str | None
 
 
 class InvalidSignature(TypeError):
@@ -28,17 +44,15 @@ class InvalidSignature(TypeError):
         *,
         kind: FunctionKind = "tool",
         name: str | None = None,
-        resolver: str | None = None,
-        parameter: str | None = None,
-        fix: str | None = None,
+        **where: Unpack[Where],
     ) -> None:
         super().__init__(problem)
         self.problem = problem
         self.kind = kind
         self.name = name
-        self.resolver = resolver
-        self.parameter = parameter
-        self.fix = fix
+        self.resolver = where.get("resolver")
+        self.parameter = where.get("parameter")
+        self.fix = where.get("fix")
 
     @property
     def where(self) -> str | None:
@@ -83,18 +97,11 @@ class ResolutionError(Exception):
     validation dumps or tracebacks.
     """
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        tool: str | None = None,
-        resolver: str | None = None,
-        parameter: str | None = None,
-    ) -> None:
+    def __init__(self, message: str, *, tool: str | None = None, **who: Unpack[Who]) -> None:
         super().__init__(message)
         self.tool = tool
-        self.resolver = resolver
-        self.parameter = parameter
+        self.resolver = who.get("resolver")
+        self.parameter = who.get("parameter")
 
 
 COLLECTING: ContextVar[object | None] = ContextVar("mcp_resolve_collecting", default=None)

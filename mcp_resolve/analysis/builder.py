@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, get_args, get_origin
+from typing import Any, TypedDict, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel
+from typing_extensions import Unpack
 
 from ..client_requests import KINDS, Kind, ListRoots, Sample
 from ..errors import FunctionKind, InvalidSignature
@@ -41,51 +42,53 @@ _EMPTY = inspect.Parameter.empty
 G = TypeVar("G")
 
 
+class Analysis(TypedDict, total=False):
+    """How a function is analysed: the name it is served under (its own by default), what
+    it is served as ("tool" by default), and the host's context classes."""
+
+    name: str | None
+    kind: FunctionKind
+    context_types: tuple[type, ...]
+
+
 def build(
     cls: Callable[..., G],
     fn: Callable[..., Any],
     *,
-    name: str | None = None,
-    kind: FunctionKind = "tool",
-    context_types: tuple[type, ...] = (),
     substitutions: Substitutions | None = None,
+    **how: Unpack[Analysis],
 ) -> G:
     """Analyse `fn` into `cls(...)` (the analysis `Graph`, or a subclass that can also run),
     with `substitutions` replacing resolvers; raise the first problem found."""
-    graph = _builder(fn, name, kind, context_types, substitutions, None).build(cls)
+    graph = _builder(fn, how, substitutions, None).build(cls)
     if graph is None:  # cannot happen: without a list to collect into, problems raise
         raise RuntimeError(f"analysis of {fn!r} ended without a graph")
     return graph
 
 
 def collect(
-    cls: Callable[..., G],
-    fn: Callable[..., Any],
-    *,
-    name: str | None = None,
-    kind: FunctionKind = "tool",
-    context_types: tuple[type, ...] = (),
+    cls: Callable[..., G], fn: Callable[..., Any], **how: Unpack[Analysis]
 ) -> tuple[G | None, list[InvalidSignature]]:
     """Analyse `fn` as `build` does, but go on past each problem: (the graph or None, all
     of them). A problem that hides what follows it (an unreadable signature) ends it."""
     problems: list[InvalidSignature] = []
-    graph = _builder(fn, name, kind, context_types, None, problems).build(cls)
+    graph = _builder(fn, how, None, problems).build(cls)
     return (graph if not problems else None), problems
 
 
 def _builder(
     fn: Callable[..., Any],
-    name: str | None,
-    kind: FunctionKind,
-    context_types: tuple[type, ...],
+    how: Analysis,
     substitutions: Substitutions | None,
     problems: list[InvalidSignature] | None,
 ) -> _Builder:
     if not callable(fn):
         raise TypeError(f"ResolverGraph.from_function() takes a function, got {fn!r}")
+    context_types = how.get("context_types", ())
     if not isinstance(context_types, tuple) or not all(isinstance(t, type) for t in context_types):
         raise TypeError("context_types must be a tuple of classes")
-    tool = name or getattr(fn, "__name__", None) or callable_name(fn)
+    tool = how.get("name") or getattr(fn, "__name__", None) or callable_name(fn)
+    kind = how.get("kind", "tool")
     return _Builder(fn, tool, kind, context_types, substitutions, problems)
 
 

@@ -13,7 +13,9 @@ import inspect
 from collections.abc import Callable
 from typing import Any, NoReturn, get_args, get_origin
 
-from ..errors import FunctionKind, InvalidSignature
+from typing_extensions import Unpack
+
+from ..errors import FunctionKind, InvalidSignature, Where
 from ..markers import Resolve
 from .edges import Convert, edge_converter, union_members
 from .fit import never_fits
@@ -43,23 +45,10 @@ class ParameterReader:
         self.problems = problems  # None: raise the first problem
 
     def problem(
-        self,
-        problem: str,
-        *,
-        resolver: str | None = None,
-        parameter: str | None = None,
-        fix: str | None = None,
-        cause: BaseException | None = None,
+        self, problem: str, *, cause: BaseException | None = None, **where: Unpack[Where]
     ) -> None:
         """Raise the problem, or when collecting record it and go on."""
-        exc = InvalidSignature(
-            problem,
-            kind=self.kind,
-            name=self.tool,
-            resolver=resolver,
-            parameter=parameter,
-            fix=fix,
-        )
+        exc = InvalidSignature(problem, kind=self.kind, name=self.tool, **where)
         if self.problems is None:
             raise exc from cause
         exc.__cause__ = cause

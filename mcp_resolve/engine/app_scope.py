@@ -102,25 +102,16 @@ class AppScope:
             if key in values:
                 return values[key]
             if self._closed:
-                raise ResolutionError(
-                    f"Resolver {node.name!r} for parameter {node.parameter!r} is app-scoped "
-                    f"and the server is shutting down (tool {graph.tool!r})",
-                    tool=graph.tool,
-                    resolver=node.name,
-                    parameter=node.parameter,
-                )
+                raise _failed(graph, node, "is app-scoped and the server is shutting down")
             build = self._building.get(key)
             if build is None:
                 break
             await build.done.wait()
             if build.error is not None:
-                raise ResolutionError(
-                    f"Resolver {node.name!r} for parameter {node.parameter!r} failed while "
-                    f"building the value every call shares; the next call tries again "
-                    f"(tool {graph.tool!r})",
-                    tool=graph.tool,
-                    resolver=node.name,
-                    parameter=node.parameter,
+                raise _failed(
+                    graph,
+                    node,
+                    "failed while building the value every call shares; the next call tries again",
                 )
         build = self._building[key] = _Build()
         try:
@@ -159,12 +150,8 @@ class AppScope:
         if type(value) in QUESTION_CLASSES:
             if fail is not None:
                 fail(node)
-            raise ResolutionError(
-                f"Resolver {node.name!r} for parameter {node.parameter!r} is app-scoped "
-                f"but returned a question, which no one call can answer (tool {graph.tool!r})",
-                tool=graph.tool,
-                resolver=node.name,
-                parameter=node.parameter,
+            raise _failed(
+                graph, node, "is app-scoped but returned a question, which no one call can answer"
             )
         return value
 
@@ -216,12 +203,8 @@ async def app_value(caller: Caller, app: AppScope | None, node: Node) -> Any:
     graph = caller.graph
     if app is None:
         caller._fail(node)
-        raise ResolutionError(
-            f"Resolver {node.name!r} for parameter {node.parameter!r} is app-scoped, but "
-            f"the call has no application scope to keep its value in (tool {graph.tool!r})",
-            tool=graph.tool,
-            resolver=node.name,
-            parameter=node.parameter,
+        raise _failed(
+            graph, node, "is app-scoped, but the call has no application scope to keep its value in"
         )
     try:
         return await app.value(graph, node, caller._fail)
@@ -255,3 +238,13 @@ async def scope_for(app: AppScope | None, graph: Graph) -> AsyncIterator[AppScop
         return
     async with AppScope() as own:
         yield own
+
+
+def _failed(graph: Graph, node: Node, what: str) -> ResolutionError:
+    """The tool error for app-scoped resolver `node` that `what` (a phrase)."""
+    return ResolutionError(
+        f"Resolver {node.name!r} for parameter {node.parameter!r} {what} (tool {graph.tool!r})",
+        tool=graph.tool,
+        resolver=node.name,
+        parameter=node.parameter,
+    )

@@ -68,8 +68,8 @@ class ResolverGraph(Graph):
         graph = self.effective()
         if trace is not None:
             resolution: Resolution = TracedResolution(
-                graph, graph.plan, arguments, context, app, trace
-            )
+                graph, graph.plan, arguments, context, app
+            ).following(trace)
         else:
             resolution = Resolution(graph, graph.plan, arguments, context, app)
         resolution._capabilities = capabilities

@@ -17,11 +17,8 @@ from typing import Any
 
 import anyio
 
-from ..analysis.graph import Graph
 from ..analysis.nodes import Node
 from ..outcomes import Outcome
-from ..plan.plan import Plan
-from .app_scope import AppScope
 from .questions import Answer, Question
 from .replies import Supplied
 from .resolution import Resolution
@@ -35,20 +32,13 @@ class TracedResolution(Resolution):
 
     __slots__ = ("_ends", "_open", "_suspended", "_trace")
 
-    def __init__(
-        self,
-        graph: Graph,
-        plan: Plan,
-        arguments: Mapping[str, Any],
-        context: Any,
-        app: AppScope | None,
-        trace: CallTrace,
-    ) -> None:
-        super().__init__(graph, plan, arguments, context, app)
+    def following(self, trace: CallTrace) -> TracedResolution:
+        """This resolution, reporting to `trace` (set before the call starts)."""
         self._trace = trace
         self._open: dict[int, Any] = {}  # node index -> the span of its run in progress
         self._ends: dict[int, int] = {}  # node index -> when a sync run ended, in its thread
         self._suspended = False
+        return self
 
     async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
         try:
