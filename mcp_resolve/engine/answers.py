@@ -14,7 +14,6 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..analysis.nodes import Node
-from ..errors import ResolutionError
 from ..markers import Elicit, ElicitURL
 from ..outcomes import (
     OUTCOME_TYPES,
@@ -51,11 +50,9 @@ def outcome_of(question: Question, answer: Answer, tool: str) -> tuple[Any, Answ
         raise TypeError(f"not a form question: {request!r}")
     where = f"resolver {question.resolver!r} for parameter {question.parameter!r} (tool {tool!r})"
     if answer.content is None:
-        raise ResolutionError(
+        raise question.failed(
             f"The answer to {where} was an accept without content",
             tool=tool,
-            resolver=question.resolver,
-            parameter=question.parameter,
         )
     try:
         content = checked_content(request.schema, answer.content)
@@ -68,11 +65,9 @@ def outcome_of(question: Question, answer: Answer, tool: str) -> tuple[Any, Answ
         fields = misfit.fields
     except ValidationError as exc:
         fields = sorted({".".join(str(p) for p in e["loc"]) or "<form>" for e in exc.errors()})
-    raise ResolutionError(
+    raise question.failed(
         f"The answer to {where} does not fit its form (fields: {', '.join(fields)})",
         tool=tool,
-        resolver=question.resolver,
-        parameter=question.parameter,
     )
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..client_requests import KINDS, AnyQuestion, Kind, ListRoots, Sample
+from ..errors import ResolutionError
 from ..markers import Elicit, ElicitURL
 from ..schema import render_elicitation_schema
 
@@ -46,6 +47,10 @@ class Question:
         """The question as a client sees it: message and schema, message and URL, or the
         client request (`sampling/createMessage` with its params, `roots/list`)."""
         return render_question(self.request)
+
+    def failed(self, message: str, *, tool: str) -> ResolutionError:
+        """The tool error `message` about this question's resolver and parameter."""
+        return ResolutionError(message, tool=tool, resolver=self.resolver, parameter=self.parameter)
 
     def __repr__(self) -> str:
         return f"Question({self.key!r}, {self.request!r})"

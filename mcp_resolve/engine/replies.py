@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..client_requests import ListRoots, Sample
-from ..errors import ResolutionError
 from .questions import Answer, Question
 
 ReplyParser = Callable[[Sample | ListRoots, Mapping[str, Any]], Any]
@@ -39,12 +38,10 @@ def reply_of(question: Question, answer: Answer, tool: str, parse: ReplyParser |
     where = f"resolver {question.resolver!r} for parameter {question.parameter!r} (tool {tool!r})"
     if answer.action != "accept" or answer.content is None:
         did = {"decline": "declined", "cancel": "cancelled"}.get(answer.action, "sent nothing for")
-        raise ResolutionError(
+        raise question.failed(
             f"The client {did} the {what} of {where}; a {what} has no decline: the "
             "client answers with a result or an error",
             tool=tool,
-            resolver=question.resolver,
-            parameter=question.parameter,
         )
     if parse is None:
         return dict(answer.content)
@@ -52,10 +49,8 @@ def reply_of(question: Question, answer: Answer, tool: str, parse: ReplyParser |
         return parse(request, answer.content)
     except ValueError as exc:
         reason = str(exc) if not hasattr(exc, "errors") else "its fields do not match"
-        raise ResolutionError(
+        raise question.failed(
             f"The client answered the {what} of {where} with a response of the wrong kind "
             f"({reason})",
             tool=tool,
-            resolver=question.resolver,
-            parameter=question.parameter,
         ) from None

@@ -66,12 +66,10 @@ def wire_request(
 
 
 def _bad_sample(question: Question, tool: str, reason: str) -> ResolutionError:
-    return ResolutionError(
+    return question.failed(
         f"Resolver {question.resolver!r} for parameter {question.parameter!r} returned a "
         f"Sample that cannot be sent ({reason}) (tool {tool!r})",
         tool=tool,
-        resolver=question.resolver,
-        parameter=question.parameter,
     )
 
 

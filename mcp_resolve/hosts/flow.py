@@ -278,14 +278,12 @@ class ToolFlow:
                     question.resolver,
                 )
             elif changes >= 2:
-                raise ResolutionError(
+                raise question.failed(
                     f"Resolver {question.resolver!r} for parameter {question.parameter!r} "
                     f"asks a differently worded question every round (tool {self.tool!r}), "
                     "so it could never be answered: build questions from the tool's "
                     "arguments and earlier answers only, not from times, prices or counters",
                     tool=self.tool,
-                    resolver=question.resolver,
-                    parameter=question.parameter,
                 )
 
     def _check_size(self, state: RoundState, size: int, graph: Graph) -> None:

@@ -81,11 +81,9 @@ async def ask_all(
 def client_failed(question: Question, verb: str, detail: str, tool: str) -> ResolutionError:
     """The client `verb` (did something wrong with) `question`: a tool error naming it."""
     asked = f"resolver {question.resolver!r} for parameter {question.parameter!r}"
-    return ResolutionError(
+    return question.failed(
         f"The client {verb} {asked}{detail} (tool {tool!r})",
         tool=tool,
-        resolver=question.resolver,
-        parameter=question.parameter,
     )
 
 
@@ -191,12 +189,10 @@ async def _within(
         raise client_failed(question, "went away while", f" waited for its {noun}", tool)
     asked = question.request
     if step == "complete":
-        raise ResolutionError(
+        raise question.failed(
             f"The step at {asked.url} for parameter {question.parameter!r} was not "  # type: ignore[union-attr]
             f"completed within {deadline:g} s (tool {tool!r}, resolver {question.resolver!r})",
             tool=tool,
-            resolver=question.resolver,
-            parameter=question.parameter,
         )
     raise client_failed(question, "did not answer", f" within {deadline:g} s", tool)
 
