@@ -12,6 +12,7 @@ import signal
 import time
 from typing import Any
 
+import anyio
 import pytest
 import redis.asyncio as aioredis
 from redis_server import RedisServer
@@ -157,3 +158,31 @@ async def test_a_redis_that_does_not_answer_fails_the_claim_at_the_timeout(
         os.kill(pid, signal.SIGCONT)
     assert await guard.claim("g" * 32, time.time() + 60)  # a fresh connection, no restart
     await guard.aclose()
+
+
+async def test_one_owner_cannot_hold_more_than_its_share_and_gets_room_as_states_expire(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    guard = RedisReplayGuard(redis_server.url, audience="bank", max_entries_per_owner=2)
+    now = time.time()
+    soon, later = now + 0.3, now + 60
+    assert await guard.claim("h1" * 16, soon, owner="mallory")
+    assert await guard.claim("h2" * 16, later, owner="mallory")
+    with caplog.at_level(logging.WARNING, logger="mcp_resolve.seal"):
+        assert not await guard.claim("h3" * 16, later, owner="mallory")  # at its share
+        assert not await guard.claim("h4" * 16, later, owner="mallory")
+    assert caplog.text.count("one client holds its share (2 live states)") == 1
+    assert await guard.claim("h3" * 16, later, owner="alice")  # others are not affected
+    assert await guard.claim("h5" * 16, later)  # nor states presented by nobody known
+    assert not await guard.claim("h2" * 16, later, owner="alice")  # a replay is a replay
+    assert await guard.redis.exists("mcp_resolve:bank:rs:" + "h4" * 16) == 0  # not claimed
+    while await guard.redis.exists("mcp_resolve:bank:rs:" + "h1" * 16):
+        await anyio.sleep(0.05)  # mallory's first state expires
+    assert await guard.claim("h4" * 16, later, owner="mallory")
+    await guard.aclose()
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 2.5, "10"])
+def test_a_share_per_owner_that_is_not_a_positive_integer_is_refused(bad: Any) -> None:
+    with pytest.raises(ValueError, match="max_entries_per_owner must be a positive integer"):
+        RedisReplayGuard("redis://127.0.0.1:6379/0", audience="bank", max_entries_per_owner=bad)

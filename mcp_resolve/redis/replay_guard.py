@@ -12,6 +12,7 @@ clock out of it.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Callable
@@ -21,6 +22,24 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from .connection import DEFAULT_TIMEOUT, check_timeout, client_for, namespace, unavailable
+
+logger = logging.getLogger("mcp_resolve.seal")
+
+# With a share per owner, one script claims the id and counts it against its owner, so
+# that two workers cannot both see room for the last slot. The owner's ids live in a
+# sorted set scored by their expiry (worker clock, ms), pruned on every claim.
+_CLAIM_WITHIN_SHARE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[3])
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[2]) then return -1 end
+redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
+if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[1]) then
+  redis.call('PEXPIRE', KEYS[2], ARGV[1])
+end
+return 1
+"""
+_WARNED_AT_MOST = 1024
 
 
 class RedisReplayGuard:
@@ -35,6 +54,12 @@ class RedisReplayGuard:
     Redis holds one small key per state used (about 100 bytes) until that state expires;
     bound its memory with Redis's own `maxmemory` under the `noeviction` policy, so that a
     full Redis refuses claims (fails closed) rather than evicting ids early.
+
+    `max_entries_per_owner` (off by default) bounds how many live claims one owner (one
+    authenticated user, else one client address) may hold, as `MemoryReplayGuard` does:
+    at the bound its states are refused until some expire, and a WARNING says so once.
+    The claim is then one Lua script over two keys (not for Redis Cluster). Behind a proxy
+    every client has the proxy's address: authenticate, or leave it off.
     """
 
     def __init__(
@@ -43,26 +68,63 @@ class RedisReplayGuard:
         *,
         audience: str,
         timeout: float = DEFAULT_TIMEOUT,
+        max_entries_per_owner: int | None = None,
         now: Callable[[], float] = time.time,
     ) -> None:
         self.timeout = check_timeout(timeout)
-        self.prefix = namespace(audience, "RedisReplayGuard") + "rs:"
+        space = namespace(audience, "RedisReplayGuard")
+        self.prefix, self.owners = space + "rs:", space + "owner:"
+        if max_entries_per_owner is not None and (
+            not isinstance(max_entries_per_owner, int)
+            or isinstance(max_entries_per_owner, bool)
+            or max_entries_per_owner < 1
+        ):
+            raise ValueError(
+                f"max_entries_per_owner must be a positive integer or None, got "
+                f"{max_entries_per_owner!r}"
+            )
+        self.max_entries_per_owner = max_entries_per_owner
         self.redis = client_for(redis, self.timeout, "RedisReplayGuard")
         self._owned = not isinstance(redis, aioredis.Redis)
         self._now = now
+        self._within_share = self.redis.register_script(_CLAIM_WITHIN_SHARE)
+        self._warned: set[str] = set()
 
     async def claim(self, token_id: str, expires_at: float, *, owner: str | None = None) -> bool:
-        lifetime_ms = math.ceil((expires_at - self._now()) * 1000)
+        now = self._now()
+        lifetime_ms = math.ceil((expires_at - now) * 1000)
         if lifetime_ms <= 0:
             return False  # it could not be accepted anyway
+        share = self.max_entries_per_owner
         try:
             with anyio.fail_after(self.timeout):
-                first_use = await self.redis.set(
-                    self.prefix + token_id, b"1", nx=True, px=lifetime_ms
+                if share is None or owner is None:
+                    first_use = await self.redis.set(
+                        self.prefix + token_id, b"1", nx=True, px=lifetime_ms
+                    )
+                    return bool(first_use)
+                now_ms = math.floor(now * 1000)
+                outcome = await self._within_share(
+                    keys=[self.prefix + token_id, self.owners + owner],
+                    args=[lifetime_ms, share, now_ms, now_ms + lifetime_ms, token_id],
                 )
         except (RedisError, OSError, TimeoutError) as exc:
             raise unavailable(self.redis, exc, self.timeout) from exc
-        return bool(first_use)
+        if outcome == -1:
+            self._warn_full(owner)
+        return bool(outcome == 1)
+
+    def _warn_full(self, owner: str) -> None:
+        if owner in self._warned:
+            return
+        if len(self._warned) >= _WARNED_AT_MOST:
+            self._warned.clear()
+        self._warned.add(owner)
+        logger.warning(
+            "Replay guard: one client holds its share (%d live states) in Redis; refusing "
+            "its states until some expire",
+            self.max_entries_per_owner,
+        )
 
     async def aclose(self) -> None:
         """Close the connections of the client built from a URL; a client the application
