@@ -254,7 +254,7 @@ async def measure(quick: bool) -> None:
             f"\nchecked: {caller.guarded} guarded calls, one Redis key each; every replay refused"
         )
     finally:
-        redis.stop()
+        redis.close()
 
 
 if __name__ == "__main__":

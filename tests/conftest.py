@@ -41,4 +41,4 @@ def redis_server() -> Iterator[RedisServer]:
     try:
         yield server
     finally:
-        server.stop()
+        server.close()

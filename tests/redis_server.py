@@ -86,3 +86,8 @@ class RedisServer:
     def restart(self) -> None:
         self.stop()
         self.start()
+
+    def close(self) -> None:
+        """Stop it, and remove its (empty: nothing is persisted) working directory."""
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
