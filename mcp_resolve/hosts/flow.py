@@ -39,7 +39,7 @@ from .legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
 from .lifespan import no_app_scope
 from .replay_guard import ReplayGuard, check_replay_guard
 from .state import RoundState, StateError
-from .translate import Translate, TranslateCleanup
+from .translate import Translate, cleanup_failure
 
 logger = logging.getLogger("mcp_resolve")
 Answers = dict[str, Answer]
@@ -165,7 +165,7 @@ class ToolFlow:
     async def _legacy(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
         trace = start_call(self.tool, "legacy", 1)
         resolution = self._start(conn, arguments, trace)
-        with TranslateCleanup(self.tool, self.tool_errors, resolution):
+        try:
             async with resolution:
                 with self._translated(resolution):
                     outcome = await resolution.resolve()
@@ -179,6 +179,11 @@ class ToolFlow:
                         )
                         outcome = await resolution.resolve(answers)
                 return await body(outcome.values)
+        except Exception as exc:
+            failure = cleanup_failure(self.tool, self.tool_errors, resolution, exc)
+            if failure is exc:
+                raise
+            raise failure from None
 
     async def _modern(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
         state = _FIRST_ROUND
@@ -194,7 +199,7 @@ class ToolFlow:
                 await self.once.claim(state, conn.request_context, opened.expires_at)
         trace = start_call(self.tool, MODERN, state.rounds + 1)
         resolution = self._start(conn, arguments, trace)
-        with TranslateCleanup(self.tool, self.tool_errors, resolution):
+        try:
             async with resolution:
                 with self._translated(resolution):
                     answers = None
@@ -227,6 +232,11 @@ class ToolFlow:
                     with self._translated(resolution):
                         return self._body_asked(state, resolution, conn, result)
                 return result
+        except Exception as exc:
+            failure = cleanup_failure(self.tool, self.tool_errors, resolution, exc)
+            if failure is exc:
+                raise
+            raise failure from None
 
     def _body_asked(
         self,

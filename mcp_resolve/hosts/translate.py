@@ -49,44 +49,31 @@ class Translate:
         ) from None
 
 
-class TranslateCleanup:
-    """Cleanup failures as clients should see them: put around `async with resolution`.
+def cleanup_failure(
+    tool: str, tool_errors: tuple[type[Exception], ...], resolution: Resolution, exc: Exception
+) -> Exception:
+    """What a client should see of `exc`, raised while leaving `resolution`.
 
     The code after a generator resolver's `yield` is resolver code too, so what it raises
     is translated like any resolver failure, on every host: a `ResolutionError` or tool
     error reads as written (naming whose cleanup), anything else is logged with its
-    traceback and reported without its text (an exception message may hold a token). The
-    body's own exceptions, which pass through cleanup unchanged, are left to the host.
+    traceback and reported without its text (an exception message may hold a token).
+    Anything else, such as the body's own exceptions, which pass through cleanup
+    unchanged, is returned as it is, for the host. (Called from an `except`, so a call
+    that raises nothing pays nothing for it.)
     """
-
-    __slots__ = ("resolution", "tool", "tool_errors")
-
-    def __init__(
-        self, tool: str, tool_errors: tuple[type[Exception], ...], resolution: Resolution
-    ) -> None:
-        self.tool = tool
-        self.tool_errors = tool_errors
-        self.resolution = resolution
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
-        exits = self.resolution.cleanup
-        if exc is None or exits is None or exits.error is not exc:
-            return
-        if not isinstance(exc, Exception) or isinstance(exc, MCPError):
-            return
-        name = exits.failed
-        nodes = [n for n in self.resolution.graph.nodes if n.name == name]
-        who = f"resolver {name!r}" + (f" for parameter {nodes[0].parameter!r}" if nodes else "")
-        if isinstance(exc, ResolutionError):
-            raise ToolError(str(exc)) from None
-        if isinstance(exc, self.tool_errors):
-            raise ToolError(f"{exc} (cleanup of {who})") from None
-        logger.error("Tool %r: the cleanup of %s raised an unexpected exception", self.tool, who,
-                     exc_info=exc)  # fmt: skip
-        raise ToolError(
-            f"Tool {self.tool!r}: the cleanup of {who} failed unexpectedly (details are in "
-            "the server log)"
-        ) from None
+    exits = resolution.cleanup
+    if exits is None or exits.error is not exc or isinstance(exc, MCPError):
+        return exc
+    name = exits.failed
+    nodes = [n for n in resolution.graph.nodes if n.name == name]
+    who = f"resolver {name!r}" + (f" for parameter {nodes[0].parameter!r}" if nodes else "")
+    if isinstance(exc, ResolutionError):
+        return ToolError(str(exc))
+    if isinstance(exc, tool_errors):
+        return ToolError(f"{exc} (cleanup of {who})")
+    logger.error("Tool %r: the cleanup of %s raised an unexpected exception", tool, who,
+                 exc_info=exc)  # fmt: skip
+    return ToolError(
+        f"Tool {tool!r}: the cleanup of {who} failed unexpectedly (details are in the server log)"
+    )
