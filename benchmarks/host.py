@@ -22,11 +22,8 @@ once per call, every result right).
 
 from __future__ import annotations
 
-import argparse
-import gc
 import os
 import sys
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -39,8 +36,8 @@ import mcp_types as types
 from mcp.server import MCPServer
 from mcp.server.runner import modern_on_request
 from mcp.shared.direct_dispatcher import create_direct_dispatcher_pair
-from paired import Paired, ratio
-from workloads import RUNS, WorkloadError, check, header, servers
+from paired import Paired, paired_round, report
+from workloads import header, run, servers
 
 META = {
     types.PROTOCOL_VERSION_META_KEY: "2026-07-28",
@@ -74,38 +71,6 @@ async def _ignore(*_: Any) -> None:
     return None
 
 
-async def paired_round(call: Call, tool: str, pairs: int) -> list[float]:
-    """`pairs` differences (µs) of `tool` over `floor`, the workload checked afterwards."""
-    RUNS.clear()
-    results: list[Any] = []
-    floors: list[Any] = []
-    differences = []
-    clock = time.perf_counter_ns
-    gc.collect()
-    gc.disable()
-    try:
-        for i in range(pairs):
-            if i % 2:
-                t0 = clock()
-                floors.append(await call("floor"))
-                t1 = clock()
-                results.append(await call(tool))
-                t2 = clock()
-                differences.append(((t2 - t1) - (t1 - t0)) / 1000)
-            else:
-                t0 = clock()
-                results.append(await call(tool))
-                t1 = clock()
-                floors.append(await call("floor"))
-                t2 = clock()
-                differences.append(((t1 - t0) - (t2 - t1)) / 1000)
-    finally:
-        gc.enable()
-    check("floor", [r.get("structuredContent") for r in floors], 0)
-    check(tool, [r.get("structuredContent") for r in results], pairs)
-    return differences
-
-
 async def main(quick: bool) -> None:
     scenarios = ("async5", "sync5")
     sdk, ours = servers(scenarios)
@@ -122,24 +87,14 @@ async def main(quick: bool) -> None:
         order = [(tool, name) for tool in scenarios for name in calls]
         for round_ in range(rounds):
             for tool, name in order if round_ % 2 == 0 else reversed(order):
-                differences = await paired_round(calls[name], tool, pairs)
+                differences = await paired_round(calls[name], tool, pairs, _content)
                 found.setdefault((tool, name), Paired()).add_round(differences)
-    labels = {"async5": "5 trivial async resolvers", "sync5": "5 trivial sync resolvers"}
-    print(f"{'scenario':28} {'SDK overhead µs':>16} {'ours µs':>9} {'ratio':>7}  spread")
-    for tool in scenarios:
-        theirs, mine = found[(tool, "official SDK")], found[(tool, "mcp_resolve")]
-        pooled, spread = ratio(theirs, mine)
-        print(
-            f"{labels[tool]:28} {theirs.median:16.1f} {mine.median:9.1f} {pooled:6.1f}x  "
-            f"ratio per round {spread}; ours per round {mine.spread()}; "
-            f"SDK per round {theirs.spread()}"
-        )
+    report(found, scenarios)
+
+
+def _content(result: dict[str, Any]) -> Any:
+    return result.get("structuredContent")
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="a fast smoke run")
-    try:
-        anyio.run(main, parser.parse_args().quick)
-    except WorkloadError as exc:
-        sys.exit(f"workload check failed: {exc}")
+    run(main, __doc__)

@@ -9,8 +9,16 @@ the differences (each round is a few hundred pairs), reported as min..max and IQ
 
 from __future__ import annotations
 
+import gc
 import statistics
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
+
+from workloads import RUNS, check
+
+LABELS = {"async5": "5 trivial async resolvers", "sync5": "5 trivial sync resolvers"}
 
 
 @dataclass
@@ -46,3 +54,47 @@ def ratio(theirs: Paired, ours: Paired) -> tuple[float, str]:
     )
     spread = f"{per_round[0]:.1f}..{per_round[-1]:.1f}" if per_round else "-"
     return pooled, spread
+
+
+async def paired_round(
+    call: Callable[[str], Awaitable[Any]], tool: str, pairs: int, content: Callable[[Any], Any]
+) -> list[float]:
+    """`pairs` differences (µs) of `tool` over `floor` through `call`, alternating which goes
+    first; the workload is checked afterwards (`content` reads a result's value)."""
+    RUNS.clear()
+    results: list[Any] = []
+    floors: list[Any] = []
+    differences = []
+    clock = time.perf_counter_ns
+    gc.collect()
+    gc.disable()
+    try:
+        for i in range(pairs):
+            first, second = ("floor", tool) if i % 2 else (tool, "floor")
+            t0 = clock()
+            a = await call(first)
+            t1 = clock()
+            b = await call(second)
+            t2 = clock()
+            resolved_time, floor_time = (t2 - t1, t1 - t0) if i % 2 else (t1 - t0, t2 - t1)
+            results.append(b if i % 2 else a)
+            floors.append(a if i % 2 else b)
+            differences.append((resolved_time - floor_time) / 1000)
+    finally:
+        gc.enable()
+    check("floor", [content(r) for r in floors], 0)
+    check(tool, [content(r) for r in results], pairs)
+    return differences
+
+
+def report(found: dict[tuple[str, str], Paired], scenarios: tuple[str, ...]) -> None:
+    """One row per scenario: both overheads, their ratio, and the spread over rounds."""
+    print(f"{'scenario':28} {'SDK overhead µs':>16} {'ours µs':>9} {'ratio':>7}  spread")
+    for tool in scenarios:
+        theirs, mine = found[(tool, "official SDK")], found[(tool, "mcp_resolve")]
+        pooled, spread = ratio(theirs, mine)
+        print(
+            f"{LABELS[tool]:28} {theirs.median:16.1f} {mine.median:9.1f} {pooled:6.1f}x  "
+            f"ratio per round {spread}; ours per round {mine.spread()}; "
+            f"SDK per round {theirs.spread()}"
+        )

@@ -25,16 +25,12 @@ state must be refused on each guarded tool every round, and Redis must hold exac
 per guarded call made (so a claim that was skipped, or made twice, fails the run).
 """
 
-import argparse
 import os
 import secrets
-import socket
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -47,39 +43,14 @@ import anyio
 import httpx2
 from paired import Paired
 from redis_server import RedisServer
-from throughput import HEADERS, META, free_port
-from workloads import WorkloadError, header
+from throughput import HEADERS, META
+from uvicorn_worker import uvicorn
+from workloads import WorkloadError, header, run
 
 from mcp_resolve.redis import RedisReplayGuard
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REFUSED = "Invalid or expired requestState"
-
-
-@contextmanager
-def worker(redis_url: str) -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "redis_app:app", "--factory", "--host", "127.0.0.1",
-         "--port", str(port), "--log-level", "warning", "--no-access-log"],
-        cwd=HERE,
-        env={**os.environ, "BENCH_REDIS_URL": redis_url},
-        stderr=subprocess.DEVNULL,  # a WARNING per replay refused, on purpose; results are checked
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError("uvicorn redis_app did not start") from None
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 class Caller:
@@ -203,7 +174,11 @@ async def measure(quick: bool) -> None:
         print(header())
         print(f"latency: {rounds} rounds x {pairs} pairs | throughput: {seconds:g} s per "
               f"measurement, {passes} pass(es), median | Redis on 127.0.0.1")  # fmt: skip
-        with worker(redis.url) as url:
+        with uvicorn(
+            "redis_app:app",
+            env={"BENCH_REDIS_URL": redis.url},
+            stderr=subprocess.DEVNULL,  # a WARNING per refused replay, on purpose
+        ) as url:
             limits = httpx2.Limits(max_connections=64, max_keepalive_connections=64)
             async with httpx2.AsyncClient(limits=limits, timeout=30) as http:
                 caller = Caller(http, url)
@@ -258,9 +233,4 @@ async def measure(quick: bool) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="a fast smoke run")
-    try:
-        anyio.run(measure, parser.parse_args().quick)
-    except WorkloadError as exc:
-        sys.exit(f"workload check failed: {exc}")
+    run(measure, __doc__)

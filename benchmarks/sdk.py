@@ -20,8 +20,6 @@ ran exactly once per call, every result right). `benchmarks/host.py` measures th
 without the client and the in-memory transport.
 """
 
-import argparse
-import gc
 import os
 import statistics
 import sys
@@ -31,37 +29,9 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import anyio
 from mcp import Client
-from paired import Paired, ratio
-from workloads import RUNS, WorkloadError, check, header, servers
-
-
-async def paired_round(client: Client, tool: str, pairs: int) -> list[float]:
-    RUNS.clear()
-    results: list[Any] = []
-    floors: list[Any] = []
-    differences = []
-    clock = time.perf_counter_ns
-    gc.collect()
-    gc.disable()
-    try:
-        for i in range(pairs):
-            first, second = ("floor", tool) if i % 2 else (tool, "floor")
-            t0 = clock()
-            a = await client.call_tool(first, {"x": 1})
-            t1 = clock()
-            b = await client.call_tool(second, {"x": 1})
-            t2 = clock()
-            resolved_time, floor_time = (t2 - t1, t1 - t0) if i % 2 else (t1 - t0, t2 - t1)
-            results.append(b if i % 2 else a)
-            floors.append(a if i % 2 else b)
-            differences.append((resolved_time - floor_time) / 1000)
-    finally:
-        gc.enable()
-    check("floor", [r.structured_content for r in floors], 0)
-    check(tool, [r.structured_content for r in results], pairs)
-    return differences
+from paired import Paired, paired_round, report
+from workloads import RUNS, check, header, run, servers
 
 
 async def waits(client: Client, calls: int) -> float:
@@ -90,28 +60,25 @@ async def main(quick: bool) -> None:
         order = [(tool, name) for tool in scenarios for name in clients]
         for round_ in range(rounds):
             for tool, name in order if round_ % 2 == 0 else reversed(order):
-                differences = await paired_round(clients[name], tool, pairs)
+                differences = await paired_round(_caller(clients[name]), tool, pairs, _content)
                 found.setdefault((tool, name), Paired()).add_round(differences)
             for name, client in clients.items():
                 slow.setdefault(name, []).append(await waits(client, 3))
-    labels = {"async5": "5 trivial async resolvers", "sync5": "5 trivial sync resolvers"}
-    print(f"{'scenario':28} {'SDK overhead µs':>16} {'ours µs':>9} {'ratio':>7}  spread")
-    for tool in scenarios:
-        theirs, mine = found[(tool, "official SDK")], found[(tool, "mcp_resolve")]
-        pooled, spread = ratio(theirs, mine)
-        print(
-            f"{labels[tool]:28} {theirs.median:16.1f} {mine.median:9.1f} {pooled:6.1f}x  "
-            f"ratio per round {spread}; ours per round {mine.spread()}; "
-            f"SDK per round {theirs.spread()}"
-        )
+    report(found, scenarios)
     sdk_ms, our_ms = statistics.median(slow["official SDK"]), statistics.median(slow["mcp_resolve"])
     print(f"8 independent 20 ms waits: official SDK {sdk_ms:.1f} ms per call, ours {our_ms:.1f} ms")
 
 
+def _caller(client: Client) -> Any:
+    async def call(tool: str) -> Any:
+        return await client.call_tool(tool, {"x": 1})
+
+    return call
+
+
+def _content(result: Any) -> Any:
+    return result.structured_content
+
+
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="a fast smoke run")
-    try:
-        anyio.run(main, parser.parse_args().quick)
-    except WorkloadError as exc:
-        sys.exit(f"workload check failed: {exc}")
+    run(main, __doc__)

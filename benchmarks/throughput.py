@@ -18,14 +18,10 @@ Scenarios are interleaved (each measured in turn, three passes, median of the pa
 that drift in the machine's speed hits all alike.
 """
 
-import argparse
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -33,7 +29,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import anyio
 import httpx2
-from workloads import WorkloadError, header
+from uvicorn_worker import uvicorn
+from workloads import WorkloadError, header, run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 META = {
@@ -48,37 +45,6 @@ HEADERS = {
     "mcp-method": "tools/call",
 }
 EXPECTED = {"plain": 4, "async5_ours": 6, "async5_sdk": 6}  # x = 3
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextmanager
-def uvicorn(factory: str) -> Any:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", f"throughput_app:{factory}", "--factory",
-         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
-         "--no-access-log"],
-        cwd=HERE,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError(f"uvicorn {factory} did not start") from None
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 async def post(http: httpx2.AsyncClient, url: str, tool: str, **extra: Any) -> dict[str, Any]:
@@ -150,7 +116,7 @@ async def measure(quick: bool) -> None:
     }
     found: dict[tuple[str, int], list[dict[str, float]]] = {}
     for factory, tools in plans.items():
-        with uvicorn(factory) as url:
+        with uvicorn(f"throughput_app:{factory}") as url:
             for _ in range(passes):
                 for clients in (1, 8, 32):
                     for tool in tools:
@@ -176,9 +142,4 @@ async def measure(quick: bool) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="a fast smoke run")
-    try:
-        anyio.run(measure, parser.parse_args().quick)
-    except WorkloadError as exc:
-        sys.exit(f"workload check failed: {exc}")
+    run(measure, __doc__)

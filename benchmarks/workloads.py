@@ -6,8 +6,10 @@ in who resolves. Every resolver counts its runs in `RUNS`, so a benchmark can ch
 work it claims to measure (`check`).
 """
 
+import argparse
 import os
 import platform
+import sys
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -192,3 +194,14 @@ def header() -> str:
         f"{machine.cpu() or '?'} | code: {head}{' + uncommitted changes' if dirty else ''} | "
         f"load: {machine.load()}"
     )
+
+
+def run(main: Callable[[bool], Any], doc: str | None) -> None:
+    """A benchmark's command line: `--quick` for a smoke run; a failed workload check exits
+    with its reason."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0] if doc else None)
+    parser.add_argument("--quick", action="store_true", help="a fast smoke run")
+    try:
+        anyio.run(main, parser.parse_args().quick)
+    except WorkloadError as exc:
+        sys.exit(f"workload check failed: {exc}")
