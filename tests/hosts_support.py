@@ -9,6 +9,7 @@ and wraps the same `Script`.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
@@ -103,3 +104,22 @@ async def next_round(
         request_state=previous.request_state,
         allow_input_required=True,
     )
+
+
+@dataclass
+class PageVisitor:
+    """A legacy client that consents to every URL question (its `callback`) and notes the
+    elicitation ids it was asked about and those it was told are complete (its `handler`)."""
+
+    asked: list[str] = field(default_factory=list)
+    told: list[str] = field(default_factory=list)
+
+    async def callback(self, context: Any, params: Any) -> types.ElicitResult:
+        assert isinstance(params, types.ElicitRequestURLParams)
+        assert params.elicitation_id is not None
+        self.asked.append(params.elicitation_id)
+        return types.ElicitResult(action="accept")
+
+    async def handler(self, message: Any) -> None:
+        if isinstance(message, types.ElicitCompleteNotification):
+            self.told.append(message.params.elicitation_id)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import anyio
 import mcp_types as types
 import pytest
 import redis.asyncio as aioredis
+from hosts_support import PageVisitor
 from redis_server import RedisServer
 from trust_kit import HOSTS, connect, serve
 
@@ -43,24 +43,6 @@ async def card_page(order: str) -> str | ElicitURL:
 async def pay_by_card(order: str, paid: Annotated[str, Resolve(card_page, key="card")]) -> str:
     """Take a card payment on the provider's page; return once it is done."""
     return paid
-
-
-@dataclass
-class User:
-    """A legacy client that consents to every page and notes what it was asked and told."""
-
-    asked: list[str] = field(default_factory=list)
-    told: list[str] = field(default_factory=list)
-
-    async def callback(self, context: Any, params: Any) -> types.ElicitResult:
-        assert isinstance(params, types.ElicitRequestURLParams)
-        assert params.elicitation_id is not None
-        self.asked.append(params.elicitation_id)
-        return types.ElicitResult(action="accept")
-
-    async def handler(self, message: Any) -> None:
-        if isinstance(message, types.ElicitCompleteNotification):
-            self.told.append(message.params.elicitation_id)
 
 
 async def until(condition: Callable[[], bool]) -> None:
@@ -98,7 +80,7 @@ async def another_worker_completes(server: RedisServer, eid: str, *, announce: b
 
 
 async def a_call_waiting(
-    served: Any, user: User, order: str, then: Callable[[str], Any]
+    served: Any, user: PageVisitor, order: str, then: Callable[[str], Any]
 ) -> types.CallToolResult:
     """Start `pay_by_card(order)` as `user`, run `then(eid)` once it waits, return its result."""
     found: list[types.CallToolResult] = []
@@ -128,7 +110,7 @@ def text(result: types.CallToolResult) -> str:
 async def test_a_completion_from_another_worker_wakes_the_call_and_tells_it_once(
     host: str, redis_server: RedisServer
 ) -> None:
-    user = User()
+    user = PageVisitor()
 
     async def paid_elsewhere(eid: str) -> None:
         PAID.add("o-1")
@@ -143,7 +125,7 @@ async def test_a_completion_from_another_worker_wakes_the_call_and_tells_it_once
 async def test_complete_here_goes_through_redis_and_is_used_up_by_the_call(
     redis_server: RedisServer,
 ) -> None:
-    user = User()
+    user = PageVisitor()
     raw = aioredis.Redis(host="127.0.0.1", port=redis_server.port)
 
     async def paid_here(eid: str) -> None:
@@ -162,7 +144,7 @@ async def test_complete_here_goes_through_redis_and_is_used_up_by_the_call(
 async def test_a_completion_recorded_before_the_call_waits_is_taken_at_once(
     redis_server: RedisServer,
 ) -> None:
-    user = User()
+    user = PageVisitor()
     served = serve("mcpserver", pay_by_card)
     async with (
         redis_bus(redis_server),
@@ -186,7 +168,7 @@ async def test_with_redis_down_a_waiting_call_ends_at_its_timeout_and_complete_s
     redis_server: RedisServer,
 ) -> None:
     TIMEOUT["seconds"] = 1.0
-    user = User()
+    user = PageVisitor()
     failures: list[str] = []
 
     async def redis_goes_away(eid: str) -> None:
@@ -210,7 +192,7 @@ async def test_with_redis_down_a_waiting_call_ends_at_its_timeout_and_complete_s
 async def test_complete_with_redis_down_still_wakes_the_call_waiting_in_its_own_worker(
     redis_server: RedisServer,
 ) -> None:
-    user = User()
+    user = PageVisitor()
 
     async def paid_here(eid: str) -> None:
         PAID.add("o-5")
@@ -227,7 +209,7 @@ async def test_complete_with_redis_down_still_wakes_the_call_waiting_in_its_own_
 async def test_after_redis_restarts_a_waiting_call_is_woken_without_restarting_anything(
     redis_server: RedisServer,
 ) -> None:
-    user = User()
+    user = PageVisitor()
 
     async def restart_then_pay_elsewhere(eid: str) -> None:
         redis_server.restart()
@@ -248,7 +230,7 @@ async def test_after_redis_restarts_a_waiting_call_is_woken_without_restarting_a
 async def test_a_completion_announced_while_the_subscription_was_cut_is_caught_up(
     redis_server: RedisServer,
 ) -> None:
-    user = User()
+    user = PageVisitor()
     raw = aioredis.Redis(host="127.0.0.1", port=redis_server.port)
 
     async def lost_message(eid: str) -> None:

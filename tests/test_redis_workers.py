@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ import httpx2
 import mcp_types as types
 import pytest
 import redis.asyncio as aioredis
-from hosts_support import first_round, next_round
+from hosts_support import PageVisitor, first_round, next_round
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from redis_server import RedisServer
@@ -134,24 +133,6 @@ async def test_with_redis_stopped_workers_refuse_and_once_it_is_back_a_new_call_
 # -- a legacy call waiting on one worker, its webhook on the other ----------------------------
 
 
-@dataclass
-class Shopper:
-    """A legacy client that opens every payment page and notes what it was asked and told."""
-
-    asked: list[str] = field(default_factory=list)
-    told: list[str] = field(default_factory=list)
-
-    async def callback(self, context: Any, params: Any) -> types.ElicitResult:
-        assert isinstance(params, types.ElicitRequestURLParams)
-        assert params.elicitation_id is not None
-        self.asked.append(params.elicitation_id)
-        return types.ElicitResult(action="accept")
-
-    async def handler(self, message: Any) -> None:
-        if isinstance(message, types.ElicitCompleteNotification):
-            self.told.append(message.params.elicitation_id)
-
-
 async def subscribed(redis: RedisServer) -> bool:
     raw = aioredis.Redis(host="127.0.0.1", port=redis.port)
     try:
@@ -169,7 +150,7 @@ async def webhook(worker: str, order: str) -> int:
 
 
 async def pay_by_card(
-    worker: str, shopper: Shopper, order: str, then: Callable[[], Awaitable[Any]]
+    worker: str, shopper: PageVisitor, order: str, then: Callable[[], Awaitable[Any]]
 ) -> types.CallToolResult:
     """`pay_by_card(order)` on `worker` as a legacy client; `then()` once the page is shown."""
     found: list[types.CallToolResult] = []
@@ -193,7 +174,7 @@ async def pay_by_card(
 async def test_a_webhook_on_worker_b_wakes_the_call_waiting_on_worker_a_which_tells_once(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    shopper = Shopper()
+    shopper = PageVisitor()
     with two_workers(redis_server, tmp_path / "ledger") as (a, b):
 
         async def provider_reports_to_b() -> None:
@@ -211,7 +192,7 @@ async def test_a_webhook_on_worker_b_wakes_the_call_waiting_on_worker_a_which_te
 async def test_with_redis_stopped_a_waiting_call_ends_at_its_timeout_then_works_again(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    shopper = Shopper()
+    shopper = PageVisitor()
     with two_workers(redis_server, tmp_path / "ledger", card_timeout=2) as (a, b):
 
         async def redis_stops_then_the_provider_reports() -> None:
@@ -226,7 +207,7 @@ async def test_with_redis_stopped_a_waiting_call_ends_at_its_timeout_then_works_
         assert shopper.told == []
 
         redis_server.start()  # back, empty; the workers were not restarted
-        again = Shopper()
+        again = PageVisitor()
 
         async def provider_reports_to_b() -> None:
             while not await subscribed(redis_server):
