@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import anyio
 import mcp_types as types
 import pytest
 from fastmcp.server.context import Context as FastContext
+from hosts_support import PageVisitor
 from mcp.server import MCPServer
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context
@@ -115,22 +115,8 @@ def _clean() -> Any:
     assert completion._waiting == {}, "a call was still waiting for a URL completion"
 
 
-@dataclass
-class User:
+class User(PageVisitor):
     """A legacy client that consents to every page and notes what it was asked and told."""
-
-    asked: list[str] = field(default_factory=list)
-    told: list[str] = field(default_factory=list)
-
-    async def callback(self, context: Any, params: Any) -> types.ElicitResult:
-        assert isinstance(params, types.ElicitRequestURLParams)
-        assert params.elicitation_id is not None
-        self.asked.append(params.elicitation_id)
-        return types.ElicitResult(action="accept")
-
-    async def handler(self, message: Any) -> None:
-        if isinstance(message, types.ElicitCompleteNotification):
-            self.told.append(message.params.elicitation_id)
 
     def client(self, served: Any, **more: Any) -> Any:
         return connect(
