@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
 from .errors import COLLECTING, InvalidSignature
+from .seconds import seconds
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 Scope = Literal["call", "app"]
@@ -147,16 +147,7 @@ def _seconds(marker: str, timeout: object) -> float | None:
     """A question's timeout: None, or a positive, finite number of seconds."""
     if timeout is None:
         return None
-    if (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, (int, float))
-        or not math.isfinite(timeout)
-        or timeout <= 0
-    ):
-        raise TypeError(
-            f"{marker}() timeout must be a positive, finite number of seconds, got {timeout!r}"
-        )
-    return float(timeout)
+    return seconds(timeout, f"{marker}() timeout", TypeError)
 
 
 class ElicitURL:

@@ -27,7 +27,15 @@ LAYERS: dict[str, int] = {
     "hosts": 5,
     "tooling": 6,
 }
-AUTHORING = {"markers", "client_requests", "outcomes", "schema", "form_fields", "errors"}
+AUTHORING = {
+    "markers",
+    "client_requests",
+    "outcomes",
+    "schema",
+    "form_fields",
+    "errors",
+    "seconds",
+}
 HOSTS = {"seal", "mcp", "lowlevel", "fastmcp", "redis"}
 TOOLING = {"testing", "cli", "demo", "__main__"}
 SDK_PACKAGES = {"mcp", "mcp_types", "fastmcp"}

@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import logging
-import math
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ import mcp_types as types
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 
+from ..seconds import seconds
 from .replay_guard import ReplayGuard
 from .state import RoundState
 
@@ -62,11 +62,7 @@ def state_refused() -> MCPError:
 
 def check_state_ttl(ttl: object) -> float:
     """A state lifetime must be a positive, finite number of seconds (refused at decoration)."""
-    if not isinstance(ttl, (int, float)) or isinstance(ttl, bool):
-        raise ValueError(f"state_ttl must be a positive, finite number of seconds, got {ttl!r}")
-    if not math.isfinite(ttl) or ttl <= 0:
-        raise ValueError(f"state_ttl must be a positive, finite number of seconds, got {ttl!r}")
-    return float(ttl)
+    return seconds(ttl, "state_ttl")
 
 
 @dataclass(frozen=True, slots=True)

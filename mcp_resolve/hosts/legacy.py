@@ -16,7 +16,6 @@ tool error naming the resolver and parameter, and cleanups run as it unwinds.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -29,6 +28,7 @@ from ..client_requests import ListRoots, Sample
 from ..engine.questions import Answer, Question
 from ..errors import ResolutionError
 from ..markers import Elicit, ElicitURL
+from ..seconds import seconds
 from . import completion, wire
 from .client_requests import result_type
 
@@ -40,16 +40,7 @@ WATCH_SECONDS = 0.5  # how often a waiting call checks that its HTTP client is s
 
 def check_ask_timeout(timeout: object) -> float:
     """A tool's `ask_timeout` must be a positive, finite number of seconds (refused when built)."""
-    if (
-        not isinstance(timeout, (int, float))
-        or isinstance(timeout, bool)
-        or not math.isfinite(timeout)
-        or timeout <= 0
-    ):
-        raise ValueError(
-            f"ask_timeout must be a positive, finite number of seconds, got {timeout!r}"
-        )
-    return float(timeout)
+    return seconds(timeout, "ask_timeout")
 
 
 async def ask_all(

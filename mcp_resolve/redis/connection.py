@@ -9,7 +9,6 @@ client's own pool on the next command, without restarting the server.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -17,20 +16,15 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import TimeoutError as RedisTimeout
 
+from ..seconds import seconds
+
 DEFAULT_TIMEOUT = 2.0
 PREFIX = "mcp_resolve"
 
 
 def check_timeout(timeout: object) -> float:
     """A Redis timeout must be a positive, finite number of seconds (refused when built)."""
-    if (
-        not isinstance(timeout, (int, float))
-        or isinstance(timeout, bool)
-        or not math.isfinite(timeout)
-        or timeout <= 0
-    ):
-        raise ValueError(f"timeout must be a positive, finite number of seconds, got {timeout!r}")
-    return float(timeout)
+    return seconds(timeout, "timeout")
 
 
 def namespace(audience: object, what: str) -> str:
