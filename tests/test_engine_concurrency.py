@@ -204,7 +204,7 @@ async def test_trivial_resolvers_run_in_the_callers_task() -> None:
     async def tool(t: Annotated[int, Resolve(top)], o: Annotated[int, Resolve(other)]) -> None: ...
 
     graph = ResolverGraph.from_function(tool)
-    assert await resolve_values(graph) == {"t": 13, "o": 2}  # the first call: nothing learned yet
+    assert await resolve_values(graph) == {"t": 13, "o": 2}  # the first call
     assert not any(node.suspends for node in graph.nodes)
     assert seen == dict.fromkeys(("base", "other", "managed", "top"), task_id())
 

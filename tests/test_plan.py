@@ -1,6 +1,7 @@
 """The plan: code generated once at decoration, never on a call, and rehearsed without user code."""
 
-from collections.abc import Iterator
+import functools
+from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Any
 
 import anyio
@@ -16,9 +17,14 @@ async def resolve_values(graph: ResolverGraph, arguments: dict[str, Any]) -> dic
         return outcome.values
 
 
+async def ready() -> None:
+    """Awaited by resolvers that must look as if they might wait (they never do)."""
+
+
 def counting_graph(runs: list[str]) -> ResolverGraph:
     async def fast(q: int) -> int:
         runs.append("fast")
+        await ready()  # an await point: whether it waits is learned, not read from its code
         return q
 
     async def slow() -> int:
@@ -67,9 +73,11 @@ async def test_learning_flips_flags_and_never_generates_code_again() -> None:
 @pytest.mark.anyio
 async def test_a_level_of_trivial_resolvers_goes_inline_once_learned() -> None:
     async def one() -> int:
+        await ready()
         return 1
 
     async def two() -> int:
+        await ready()
         return 2
 
     async def tool(a: Annotated[int, Resolve(one)], b: Annotated[int, Resolve(two)]) -> None: ...
@@ -78,4 +86,73 @@ async def test_a_level_of_trivial_resolvers_goes_inline_once_learned() -> None:
     assert graph.plan.concurrent == [True]
     assert await resolve_values(graph, {}) == {"a": 1, "b": 2}
     assert graph.plan.concurrent == [False]
+    assert await resolve_values(graph, {}) == {"a": 1, "b": 2}
+
+
+class Source:
+    async def value(self) -> int:
+        return 2
+
+
+class CallableResolver:
+    async def __call__(self) -> int:
+        return 5
+
+
+@pytest.mark.anyio
+async def test_resolvers_without_an_await_point_are_planned_inline_before_any_call() -> None:
+    async def plain() -> int:
+        return 1
+
+    async def scaled(factor: int) -> int:
+        return 3 * factor
+
+    async def waits() -> int:
+        await anyio.sleep(0)
+        return 4
+
+    async def locks() -> int:
+        async with anyio.Lock():
+            return 6
+
+    async def iterates() -> int:
+        async def numbers() -> AsyncIterator[int]:
+            yield 7
+
+        return sum([n async for n in numbers()])
+
+    method, partial_, opaque = Source().value, functools.partial(scaled, 1), CallableResolver()
+
+    async def tool(
+        a: Annotated[int, Resolve(plain)],
+        b: Annotated[int, Resolve(method)],
+        c: Annotated[int, Resolve(partial_)],
+        d: Annotated[int, Resolve(waits)],
+        e: Annotated[int, Resolve(locks)],
+        f: Annotated[int, Resolve(iterates)],
+        g: Annotated[int, Resolve(opaque)],
+    ) -> None: ...
+
+    graph = ResolverGraph.from_function(tool)
+    known = {node.parameter: node.suspends for node in graph.nodes}
+    # No await point in their code: they cannot wait, so no call has to find that out.
+    assert known == dict.fromkeys("abc", False) | dict.fromkeys("defg")
+    assert graph.plan.concurrent == [True]  # four may still wait: the first call overlaps them
+    assert await resolve_values(graph, {}) == dict(
+        zip("abcdefg", (1, 2, 3, 4, 6, 7, 5), strict=True)
+    )
+
+
+@pytest.mark.anyio
+async def test_a_level_that_cannot_wait_takes_the_inline_walk_on_its_first_call() -> None:
+    async def one() -> int:
+        return 1
+
+    async def two() -> int:
+        return 2
+
+    async def tool(a: Annotated[int, Resolve(one)], b: Annotated[int, Resolve(two)]) -> None: ...
+
+    graph = ResolverGraph.from_function(tool)
+    assert graph.plan.concurrent == [False]  # before any call: no scheduler for this level
     assert await resolve_values(graph, {}) == {"a": 1, "b": 2}

@@ -6,13 +6,16 @@ generating a 100-resolver walk costs milliseconds, which a live call must not pa
 the engine learns about each resolver (`Node.suspends`: whether it finishes at once or
 really waits) only flips per-level flags that the walk reads, so a graph of trivial
 resolvers settles into straight calls and one of slow resolvers into tasks without any
-code being generated again.
+code being generated again. A coroutine whose code has no await point cannot wait, so it
+is known before any call (`await_points`): a level of such resolvers takes the inline
+walk from its first call on, never the scheduler.
 """
 
 from __future__ import annotations
 
 from ..analysis.graph import Graph
-from ..analysis.nodes import Node
+from ..analysis.nodes import ASYNC, Node
+from .await_points import never_waits
 from .compiler import (
     Finish,
     Walk,
@@ -34,6 +37,9 @@ class Plan:
 
     def __init__(self, graph: Graph, resolved: type) -> None:
         self.graph = graph
+        for node in graph.nodes:
+            if node.suspends is None and node.kind == ASYNC and never_waits(node.fn):
+                node.suspends = False  # known without a call: planned inline from call 1
         self.concurrent = concurrent_levels(graph)
         self.walk: Walk = compile_walk(graph, self.concurrent)
         self.finish: Finish = compile_finish(graph, resolved)
