@@ -15,7 +15,7 @@ scope. Sync resolvers that are ready together share one worker-thread hop.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any, NoReturn
 
 import anyio
@@ -55,17 +55,15 @@ class Resolution:
     `await resolution.resolve(answers)` returns `Resolved` or `Suspended`; after a
     suspension it may be called again with answers keyed by question key, and continues
     where it stopped without running any resolver twice. Leaving the context runs the code
-    after `yield` in generator resolvers (in reverse order of setup), throwing in the
-    exception the body raised, if any. `failed` names the resolver whose exception escaped;
-    `used` maps each question key whose `Answer` was consumed to the question and answer,
-    which is what a host records between rounds.
+    after `yield` in generator resolvers (last first), throwing in the body's exception, if
+    any. `failed` names the resolver whose exception escaped; `used` maps each question key
+    whose `Answer` was consumed to the question and answer (what a host records).
 
     Answers may also be outcomes (`DeclinedElicitation()`, `AcceptedElicitation(model)`...),
-    or `Supplied(value)` for a `Sample`/`ListRoots`, injected as they are: that is how a
-    host applies a question's declared fallback. The graph's `reply_parser` validates the
-    client's result for a `Sample` or `ListRoots` (hosts give the SDK's result types);
-    `_capabilities`, set by `ResolverGraph.start` only when a host gives it, is
-    what resolver parameters annotated with the SDK's `ClientCapabilities` receive.
+    or `Supplied(value)` for a `Sample`/`ListRoots`, injected as they are (a declared
+    fallback). The graph's `reply_parser` validates the client's result for a `Sample` or
+    `ListRoots`; `_capabilities` (set by `ResolverGraph.start` only when a host gives it)
+    is what resolver parameters annotated with the SDK's `ClientCapabilities` receive.
     """
 
     __slots__ = (
@@ -126,6 +124,12 @@ class Resolution:
         if self._exits is not None:
             exits, self._exits, self.cleanup = self._exits, None, self._exits
             await exits.close(exc, abandoned=type(self._result) is not Resolved)
+
+    def closing(self, exc: BaseException | None) -> Awaitable[None] | None:
+        """`__aexit__` for hosts that leave by hand (no coroutine when nothing yielded)."""
+        if self._exits is None:
+            return None
+        return self.__aexit__(None if exc is None else type(exc), exc, None)
 
     # -- the walk ------------------------------------------------------------------------
 

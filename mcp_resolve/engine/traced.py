@@ -12,7 +12,7 @@ the exception's class. A sync resolver's span is timed in the worker thread that
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
 import anyio
@@ -47,6 +47,10 @@ class TracedResolution(Resolution):
             self._close(error)
             raise
         self._close(exc)
+
+    def closing(self, exc: BaseException | None) -> Awaitable[None]:
+        """Always something to do: the call's span ends when the call is left."""
+        return self.__aexit__(None if exc is None else type(exc), exc, None)
 
     def _close(self, error: BaseException | None) -> None:
         for span in self._open.values():  # started, never settled: the call ended first

@@ -38,8 +38,8 @@ from mcp.shared.exceptions import MCPError
 
 from .at_most_once import STATE_REFUSED
 from .completion import announce
+from .connection import Connection
 from .fastmcp_scope import APP_SCOPE, app_scope
-from .flow import Connection
 from .wrapping import WrappedFunction
 
 

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.request_state import authenticated_principal
@@ -23,23 +22,22 @@ from mcp_types import InputRequiredResult
 from mcp_types.version import is_version_at_least
 
 from ..analysis.graph import Graph
-from ..engine.app_scope import AppScope
 from ..engine.graph import ResolverGraph
 from ..engine.questions import Answer, Question
 from ..engine.resolution import Resolution
-from ..engine.results import Suspended
+from ..engine.results import Resolved, Suspended
 from ..engine.tracing import start_call
 from ..errors import ResolutionError
 from ..seal import OversizedState
 from . import body_rounds, legacy, wire
 from .at_most_once import DEFAULT_STATE_TTL, AtMostOnce, Principal, Unsealed, check_state_ttl
-from .body_rounds import BodyRound
 from .client_requests import parse_reply
+from .connection import Connection, StateCodec
 from .legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
 from .lifespan import no_app_scope
 from .replay_guard import ReplayGuard, check_replay_guard
 from .state import RoundState, StateError
-from .translate import Translate, cleanup_failure
+from .translate import cleanup_failure, translate
 
 logger = logging.getLogger("mcp_resolve")
 Answers = dict[str, Answer]
@@ -47,55 +45,6 @@ Answers = dict[str, Answer]
 MODERN = "2026-07-28"
 DEFAULT_MAX_ROUNDS = 16
 DEFAULT_MAX_STATE_BYTES = 16 * 1024
-
-
-@dataclass(slots=True)
-class Connection:
-    """What one request gives a flow; each host adapter builds it from its own context.
-
-    `session` is the SDK's server session (it sends `elicitation/create` on legacy
-    connections and tells what the client declared); `context` is what resolvers annotated
-    with the host's context type receive.
-    """
-
-    version: str | None
-    session: Any
-    request_id: Any
-    request_state: str | None
-    input_responses: Mapping[str, object] | None
-    context: Any
-    wire_arguments: Mapping[str, Any] | None = None  # as received, for the state's binding
-    request_context: Any = None  # the SDK's ServerRequestContext (who asks, from where)
-    app: AppScope | None = None  # the server lifespan's scope, for app-scoped resolvers
-    body_round: BodyRound | None = None  # what the body sees in a round it asked itself
-
-    @classmethod
-    def of(cls, request: Any, retry: Any, *, context: Any, **more: Any) -> Connection:
-        """From the SDK's per-request context (`protocol_version`, `session`, `request_id`),
-        what carries a retry's `request_state` and `input_responses`, and the context that
-        resolvers receive; `more` sets the other fields."""
-        return cls(
-            request.protocol_version,
-            request.session,
-            request.request_id,
-            retry.request_state,
-            retry.input_responses,
-            context,
-            **{"request_context": request, **more},
-        )
-
-
-class StateCodec(Protocol):
-    """Seals the request state for hosts that do not seal it themselves."""
-
-    def seal(self, state: str, connection: Connection) -> str:
-        """The sealed token; raise `OversizedState` when it would be too long to send."""
-        ...
-
-    def unseal(self, token: str, connection: Connection) -> Unsealed:
-        """The plain state and the token's real expiry, or the host's refusal (no reason on
-        the wire)."""
-        ...
 
 
 Body = Callable[[dict[str, Any]], Awaitable[Any]]
@@ -158,7 +107,8 @@ class ToolFlow:
         """
         if self.app_scoped and conn.app is None:
             raise no_app_scope(self.graph, self.app_scope_hint)
-        if _is_modern(conn.version):
+        modern = _modern_versions.get(conn.version)
+        if modern or (modern is None and _is_modern(conn.version)):
             return self._modern(conn, arguments, body)
         return self._legacy(conn, arguments, body)
 
@@ -166,8 +116,8 @@ class ToolFlow:
         trace = start_call(self.tool, "legacy", 1)
         resolution = self._start(conn, arguments, trace)
         try:
-            async with resolution:
-                with self._translated(resolution):
+            try:
+                try:
                     outcome = await resolution.resolve()
                     rounds = 0
                     derived: dict[str, str] = {}  # URL elicitation ids made for this call
@@ -178,7 +128,19 @@ class ToolFlow:
                             conn, outcome.questions, self.tool, derived, self.ask_timeout
                         )
                         outcome = await resolution.resolve(answers)
-                return await body(outcome.values)
+                except Exception as exc:
+                    translate(self.tool, self.tool_errors, resolution, exc)
+                    raise
+                result = await body(outcome.values)
+            except BaseException as exc:
+                closing = resolution.closing(exc)
+                if closing is not None:
+                    await closing
+                raise
+            closing = resolution.closing(None)
+            if closing is not None:
+                await closing
+            return result
         except Exception as exc:
             failure = cleanup_failure(self.tool, self.tool_errors, resolution, exc)
             if failure is exc:
@@ -199,9 +161,11 @@ class ToolFlow:
                 await self.once.claim(state, conn.request_context, opened.expires_at)
         trace = start_call(self.tool, MODERN, state.rounds + 1)
         resolution = self._start(conn, arguments, trace)
+        # Left by hand, as `async with resolution` would (`Resolution.closing`); resolver
+        # failures are translated before cleanup sees them, the body's own are not.
         try:
-            async with resolution:
-                with self._translated(resolution):
+            try:
+                try:
                     answers = None
                     if state.asked or state.answers:
                         responses = self._responses(conn, state, resolution.graph)
@@ -217,26 +181,48 @@ class ToolFlow:
                             break
                         outcome = await resolution.resolve(fallbacks)
                     if isinstance(outcome, Suspended):
-                        following = state.next_round(resolution.used or {}, outcome.questions)
-                        self._check_rounds(following.rounds)
-                        self._check_changes(following, outcome.questions)
-                        if self.once is not None:
-                            self.once.stamp(following)
-                        encoded = self._sealed(following, conn, resolution.graph)
-                        return wire.input_required(outcome.questions, encoded, self.tool)
-                if self.body_rounds and (conn.request_state is not None or conn.input_responses):
-                    # The channel carried the resolvers' state: the body sees only its own.
-                    conn.body_round = body_rounds.body_round(state, conn.input_responses)
-                result = await body(outcome.values)
-                if isinstance(result, InputRequiredResult):
-                    with self._translated(resolution):
-                        return self._body_asked(state, resolution, conn, result)
-                return result
+                        result = self._questions(state, resolution, conn, outcome)
+                except Exception as exc:
+                    translate(self.tool, self.tool_errors, resolution, exc)
+                    raise
+                if isinstance(outcome, Resolved):
+                    if self.body_rounds and (
+                        conn.request_state is not None or conn.input_responses
+                    ):  # The channel carried the resolvers' state: the body sees only its own.
+                        conn.body_round = body_rounds.body_round(state, conn.input_responses)
+                    result = await body(outcome.values)
+                    if isinstance(result, InputRequiredResult):
+                        try:
+                            result = self._body_asked(state, resolution, conn, result)
+                        except Exception as exc:
+                            translate(self.tool, self.tool_errors, resolution, exc)
+                            raise
+            except BaseException as exc:
+                closing = resolution.closing(exc)
+                if closing is not None:
+                    await closing
+                raise
+            closing = resolution.closing(None)
+            if closing is not None:
+                await closing
+            return result
         except Exception as exc:
             failure = cleanup_failure(self.tool, self.tool_errors, resolution, exc)
             if failure is exc:
                 raise
             raise failure from None
+
+    def _questions(
+        self, state: RoundState, resolution: Resolution, conn: Connection, outcome: Suspended
+    ) -> InputRequiredResult:
+        """This round's questions, with the state that records the answers so far."""
+        following = state.next_round(resolution.used or {}, outcome.questions)
+        self._check_rounds(following.rounds)
+        self._check_changes(following, outcome.questions)
+        if self.once is not None:
+            self.once.stamp(following)
+        encoded = self._sealed(following, conn, resolution.graph)
+        return wire.input_required(outcome.questions, encoded, self.tool)
 
     def _body_asked(
         self,
@@ -368,9 +354,6 @@ class ToolFlow:
             trace=trace,
             capabilities=capabilities,
         )
-
-    def _translated(self, resolution: Resolution) -> Translate:
-        return Translate(self.tool, self.tool_errors, resolution)
 
 
 _FIRST_ROUND = RoundState()

@@ -38,7 +38,8 @@ from ..engine.workers import run_sync
 from ..errors import InvalidSignature
 from ..seal import KeyRing, ReplayGuard, StateSealer
 from .completion import announce
-from .flow import Connection, ToolFlow
+from .connection import Connection
+from .flow import ToolFlow
 from .legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
 from .lifespan import Lifespan, keeping_scope, scope_of
 from .sealing import Principal, Sealing

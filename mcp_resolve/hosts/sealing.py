@@ -19,7 +19,7 @@ from mcp.shared.exceptions import MCPError
 
 from ..seal import Binding, InvalidState, StateSealer
 from .at_most_once import Unsealed, state_refused
-from .flow import Connection
+from .connection import Connection
 
 logger = logging.getLogger("mcp_resolve.seal")
 

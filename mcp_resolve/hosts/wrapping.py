@@ -23,7 +23,8 @@ from ..engine.workers import run_sync
 from ..seal import ReplayGuard
 from .at_most_once import DEFAULT_STATE_TTL
 from .body_rounds import BodyRound
-from .flow import DEFAULT_MAX_ROUNDS, DEFAULT_MAX_STATE_BYTES, Connection, ToolFlow
+from .connection import Connection
+from .flow import DEFAULT_MAX_ROUNDS, DEFAULT_MAX_STATE_BYTES, ToolFlow
 from .legacy import DEFAULT_ASK_TIMEOUT
 
 CONTEXT_PARAMETER = "mcp_resolve_ctx"  # frameworks refuse parameter names starting with "_"
@@ -132,6 +133,7 @@ class WrappedFunction:
         self.is_async = inspect.iscoroutinefunction(fn)
         self.signature = inspect.signature(fn)
         self.model_names = tuple(p.name for p in graph.model_parameters)
+        self.model_set = frozenset(self.model_names)
         self.own_ctx = graph.context_parameters[0] if graph.context_parameters else None
         self.resolved_names = graph.resolved_parameters
         self.nothing_to_resolve = not graph.nodes
@@ -177,8 +179,9 @@ class WrappedFunction:
         return wrapper
 
     def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Awaitable[Any]:
-        """The wrapper's work, as an awaitable (no coroutine of its own: one frame fewer on
-        every call, as with `body` and `ToolFlow.run`)."""
+        """The wrapper's work, as an awaitable: no coroutine of its own, and none in `run`
+        or `ToolFlow.run` either, so a call costs the frames of the flow and the walk only
+        (every layer removed was about 0.1 to 0.3 µs of a 10 µs host path)."""
         if args or self.nothing_to_resolve or not self.resolved_names.isdisjoint(kwargs):
             return self._direct(args, kwargs)
         if self.own_ctx is None:
@@ -190,17 +193,27 @@ class WrappedFunction:
                 f"{self.tool}() was called without its resolved parameters and without "
                 f"{self.context_label} to resolve them with"
             )
-        arguments = {name: kwargs[name] for name in self.model_names if name in kwargs}
+        if self.own_ctx is None and kwargs.keys() == self.model_set:
+            arguments = kwargs  # what frameworks pass: exactly the model's arguments
+        else:
+            arguments = {name: kwargs[name] for name in self.model_names if name in kwargs}
         return self.run(ctx, arguments, kwargs)
 
-    async def run(self, ctx: Any, arguments: dict[str, Any], kwargs: dict[str, Any]) -> Any:
+    def run(self, ctx: Any, arguments: dict[str, Any], kwargs: dict[str, Any]) -> Awaitable[Any]:
         conn = self.connection(ctx)
+        fn, own_ctx = self.fn, self.own_ctx
 
-        async def body(values: dict[str, Any]) -> Any:
-            shown = ctx if conn.body_round is None else self.body_view(ctx, conn.body_round)
-            return await self.body(self.body_kwargs(shown, arguments, values))
+        def body(values: dict[str, Any]) -> Awaitable[Any]:
+            call = {**arguments, **values}
+            if own_ctx is not None:
+                call[own_ctx] = (
+                    ctx if conn.body_round is None else self.body_view(ctx, conn.body_round)
+                )
+            if self.is_async:
+                return fn(**call)  # type: ignore[no-any-return]
+            return run_sync(functools.partial(fn, **call))
 
-        return await self.flow.run(conn, arguments, body)
+        return self.flow.run(conn, arguments, body)
 
     def body_view(self, ctx: Any, round: BodyRound) -> Any:
         """The context a body that asked on its own sees on the retry: its own request
