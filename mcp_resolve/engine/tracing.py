@@ -78,11 +78,13 @@ def start_call(tool: str, generation: str, round: int) -> CallTrace | None:
     # costs 1 to 2 µs a call. This reads the API's own state (the proxy's real tracer, the
     # global provider); if a later opentelemetry-api keeps it elsewhere, it says "maybe set"
     # and the span decides.
-    if _tracer is None or (
-        getattr(_tracer, "_real_tracer", None) is None
-        and getattr(_trace, "_TRACER_PROVIDER", True) is None
-    ):
+    if _tracer is None:
         return None
+    try:
+        if _tracer._real_tracer is None and _trace._TRACER_PROVIDER is None:
+            return None
+    except AttributeError:  # pragma: no cover - another opentelemetry-api
+        pass
     span = _tracer.start_span(f"resolve {tool}")
     if not span.is_recording():
         return None

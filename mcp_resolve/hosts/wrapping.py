@@ -201,15 +201,16 @@ class WrappedFunction:
 
     def run(self, ctx: Any, arguments: dict[str, Any], kwargs: dict[str, Any]) -> Awaitable[Any]:
         conn = self.connection(ctx)
-        fn, own_ctx = self.fn, self.own_ctx
+        fn, own_ctx, is_async = self.fn, self.own_ctx, self.is_async
 
         def body(values: dict[str, Any]) -> Awaitable[Any]:
+            if own_ctx is None:
+                if is_async:
+                    return fn(**arguments, **values)  # type: ignore[no-any-return]
+                return run_sync(functools.partial(fn, **arguments, **values))
             call = {**arguments, **values}
-            if own_ctx is not None:
-                call[own_ctx] = (
-                    ctx if conn.body_round is None else self.body_view(ctx, conn.body_round)
-                )
-            if self.is_async:
+            call[own_ctx] = ctx if conn.body_round is None else self.body_view(ctx, conn.body_round)
+            if is_async:
                 return fn(**call)  # type: ignore[no-any-return]
             return run_sync(functools.partial(fn, **call))
 
