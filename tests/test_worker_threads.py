@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import threading
 import time
@@ -58,6 +59,27 @@ async def test_a_cancelled_caller_waits_for_the_running_function() -> None:
         await workers.run_sync(slow)
     # The scope ended only after the function returned: nothing runs on behind the caller.
     assert finished.is_set()
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_caller_cancelled_by_asyncio_itself_waits_then_is_cancelled() -> None:
+    """asyncio's own `Task.cancel`, outside any anyio scope."""
+
+    finished = threading.Event()
+    started = threading.Event()
+
+    def slow() -> None:
+        started.set()
+        time.sleep(0.2)
+        finished.set()
+
+    task = asyncio.ensure_future(workers.run_sync(slow))
+    while not started.is_set():
+        await asyncio.sleep(0.001)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert finished.is_set()  # the task ended only after the function returned
 
 
 async def test_concurrent_hops_run_side_by_side_and_each_gets_its_own_result() -> None:

@@ -36,9 +36,21 @@ MAX_THREADS = 40
 IDLE_SECONDS = 10.0
 """A worker with nothing to do for this long ends; the next hop starts another."""
 
-_Job = tuple[
-    asyncio.AbstractEventLoop, "asyncio.Future[Any]", contextvars.Context, Any, tuple[Any, ...]
-]
+
+
+class _Handoff:
+    """One hop's way back to the loop: the future the caller awaits, whether the worker's
+    result has arrived, and (only once the caller was cancelled) what it waits on instead."""
+
+    __slots__ = ("finished", "future", "settled")
+
+    def __init__(self, future: asyncio.Future[Any]) -> None:
+        self.future = future
+        self.settled = False
+        self.finished: asyncio.Future[None] | None = None
+
+
+_Job = tuple[asyncio.AbstractEventLoop, _Handoff, contextvars.Context, Any, tuple[Any, ...]]
 
 
 class _Pool:
@@ -80,16 +92,21 @@ class _Pool:
 
 
 def _run(job: _Job) -> None:
-    loop, future, context, fn, args = job
+    loop, handoff, context, fn, args = job
     try:
         result, error = context.run(fn, *args), None
     except BaseException as exc:  # handed to the caller, who raises it
         result, error = None, exc
     with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
-        loop.call_soon_threadsafe(_settle, future, result, error)
+        loop.call_soon_threadsafe(_settle, handoff, result, error)
 
 
-def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+def _settle(handoff: _Handoff, result: Any, error: BaseException | None) -> None:
+    handoff.settled = True
+    if handoff.finished is not None:  # the caller was cancelled and waits for the end only
+        handoff.finished.set_result(None)
+        return
+    future = handoff.future
     if future.cancelled():
         return
     if error is None:
@@ -117,8 +134,15 @@ async def run_sync(fn: Callable[..., T], *args: Any) -> T:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # not asyncio (trio): anyio's own hop
         return await anyio.to_thread.run_sync(fn, *args)
-    future: asyncio.Future[T] = loop.create_future()
-    _pool.submit((loop, future, contextvars.copy_context(), fn, args))
-    with anyio.CancelScope(shield=True):  # a running function is waited for, never left
-        await future
-    return future.result()
+    handoff = _Handoff(loop.create_future())
+    _pool.submit((loop, handoff, contextvars.copy_context(), fn, args))
+    try:
+        return await handoff.future  # type: ignore[no-any-return]
+    except asyncio.CancelledError:
+        # A running function is waited for, never left behind. Shielding only now keeps
+        # the cancel scope (2.5 µs a hop) off the path of every call that is not cancelled.
+        if not handoff.settled:
+            handoff.finished = loop.create_future()
+            with anyio.CancelScope(shield=True):
+                await handoff.finished
+        raise
