@@ -61,6 +61,23 @@ async def test_a_cancelled_caller_waits_for_the_running_function() -> None:
     assert finished.is_set()
 
 
+async def test_a_caller_in_a_cancelled_scope_gets_the_outcome_then_the_cancellation() -> None:
+    """What the function returned is not lost (a generator it ran to its `yield` is then
+    kept for cleanup); the scope's cancellation arrives at the next checkpoint."""
+    got: list[object] = []
+
+    def slow() -> int:
+        time.sleep(0.1)
+        return 42
+
+    with anyio.move_on_after(0.01) as scope:
+        got.append(await workers.run_sync(slow))
+        await anyio.sleep(1)
+        got.append("not reached")
+    assert got == [42]
+    assert scope.cancelled_caught
+
+
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_a_caller_cancelled_by_asyncio_itself_waits_then_is_cancelled() -> None:
     """asyncio's own `Task.cancel`, outside any anyio scope."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import math
 import os
 import queue
 import threading
@@ -39,15 +40,17 @@ IDLE_SECONDS = 10.0
 
 
 class _Handoff:
-    """One hop's way back to the loop: the future the caller awaits, whether the worker's
-    result has arrived, and (only once the caller was cancelled) what it waits on instead."""
+    """One hop's way back to the loop: the future the caller awaits, the function's outcome
+    (kept for a caller cancelled meanwhile), and what such a caller waits on instead."""
 
-    __slots__ = ("finished", "future", "settled")
+    __slots__ = ("error", "finished", "future", "result", "settled")
 
     def __init__(self, future: asyncio.Future[Any]) -> None:
         self.future = future
         self.settled = False
         self.finished: asyncio.Future[None] | None = None
+        self.result: Any = None
+        self.error: BaseException | None = None
 
 
 _Job = tuple[asyncio.AbstractEventLoop, _Handoff, contextvars.Context, Any, tuple[Any, ...]]
@@ -102,7 +105,7 @@ def _run(job: _Job) -> None:
 
 
 def _settle(handoff: _Handoff, result: Any, error: BaseException | None) -> None:
-    handoff.settled = True
+    handoff.settled, handoff.result, handoff.error = True, result, error
     if handoff.finished is not None:  # the caller was cancelled and waits for the end only
         handoff.finished.set_result(None)
         return
@@ -145,4 +148,11 @@ async def run_sync(fn: Callable[..., T], *args: Any) -> T:
             handoff.finished = loop.create_future()
             with anyio.CancelScope(shield=True):
                 await handoff.finished
-        raise
+        if anyio.current_effective_deadline() != -math.inf:
+            raise  # asyncio's own Task.cancel: nobody would deliver it again
+    # A cancelled anyio scope delivers its cancellation again at the next checkpoint, so
+    # the caller gets the outcome first, as under a shield: a generator resolver that ran
+    # to its `yield` is then kept for cleanup.
+    if handoff.error is not None:
+        raise handoff.error
+    return handoff.result  # type: ignore[no-any-return]
