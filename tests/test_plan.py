@@ -6,8 +6,10 @@ from typing import Annotated, Any
 
 import anyio
 import pytest
+from pydantic import BaseModel
 
 from mcp_resolve import Resolve, Resolved, ResolverGraph
+from mcp_resolve.plan.plan import Plan
 
 
 async def resolve_values(graph: ResolverGraph, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -156,3 +158,59 @@ async def test_a_level_that_cannot_wait_takes_the_inline_walk_on_its_first_call(
     graph = ResolverGraph.from_function(tool)
     assert graph.plan.concurrent == [False]  # before any call: no scheduler for this level
     assert await resolve_values(graph, {}) == {"a": 1, "b": 2}
+
+
+class Bare:
+    """Only the attributes a generated walk and finish read: any method call would fail."""
+
+    __slots__ = ("_app_values", "_args", "_context", "_current", "_result", "_stuck", "_values")
+
+
+class Model(BaseModel):
+    name: str
+
+
+async def plain_dict() -> dict[str, str]:
+    return {"k": "v"}
+
+
+def test_the_rehearsal_calls_no_method_of_the_call_and_nothing_of_the_user() -> None:
+    runs: list[str] = []
+
+    async def settings() -> str:
+        runs.append("settings")
+        return "s"
+
+    async def waits(q: int) -> Model:
+        runs.append("waits")
+        await ready()
+        return Model(name=str(q))
+
+    def sync(
+        m: Annotated[Model, Resolve(waits)], s: Annotated[str, Resolve(settings, scope="app")]
+    ) -> str:
+        runs.append("sync")
+        return m.name + s
+
+    async def managed(x: Annotated[str, Resolve(sync)]) -> AsyncIterator[str]:
+        runs.append("managed")
+        yield x
+
+    async def converts(raw: Annotated[dict[str, str], Resolve(plain_dict)]) -> str:
+        runs.append("converts")
+        return str(raw)
+
+    async def tool(
+        q: int,
+        a: Annotated[str, Resolve(managed)],
+        b: Annotated[str, Resolve(converts)],
+        c: Annotated[str, Resolve(settings, scope="app")],
+    ) -> None: ...
+
+    graph = ResolverGraph.from_function(tool)
+    plan = Plan(graph, Resolved, Bare)  # rehearsed again, against a class with no methods
+    assert runs == []
+    assert {node.name: node.suspends for node in graph.nodes if node.fn is waits} == {
+        "waits": None  # rehearsing teaches nothing
+    }
+    assert plan.concurrent == graph.plan.concurrent

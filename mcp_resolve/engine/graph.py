@@ -34,7 +34,7 @@ class ResolverGraph(Graph):
         # Validates the client's result for a Sample or ListRoots: the hosts set the SDK's
         # result types; without one (the core alone) the consumer receives the JSON.
         self.reply_parser: ReplyParser | None = None
-        self.plan = Plan(self, Resolved)
+        self.plan = Plan(self, Resolved, Resolution)
         # The override version this graph was last found unaffected by (-1: check first).
         self._seen_version = -1 if overrides.active else overrides.version
         self._planned: tuple[tuple[int, tuple[tuple[int, int], ...]], ResolverGraph] | None = None

@@ -35,7 +35,10 @@ only after several executions, and measured calls 2 to 7 of a fresh 100-resolver
 class Plan:
     __slots__ = ("concurrent", "finish", "graph", "walk")
 
-    def __init__(self, graph: Graph, resolved: type) -> None:
+    def __init__(self, graph: Graph, resolved: type, call_class: type) -> None:
+        """`resolved` is the result class `finish` builds; `call_class` is the class of
+        what real calls pass to the walk (the engine's `Resolution`), which the rehearsal
+        runs it against."""
         self.graph = graph
         for node in graph.nodes:
             if node.suspends is None and node.kind == ASYNC and never_waits(node.fn):
@@ -43,8 +46,7 @@ class Plan:
         self.concurrent = concurrent_levels(graph)
         self.walk: Walk = compile_walk(graph, self.concurrent)
         self.finish: Finish = compile_finish(graph, resolved)
-        for _ in range(REHEARSALS):
-            rehearse(graph, self.walk, self.finish)
+        rehearse(graph, self.walk, self.finish, call_class, REHEARSALS)
 
     def learned(self, node: Node, suspends: bool) -> None:
         """The engine saw whether `node` waits: update the one flag it can change.
