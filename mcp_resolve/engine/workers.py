@@ -38,7 +38,6 @@ IDLE_SECONDS = 10.0
 """A worker with nothing to do for this long ends; the next hop starts another."""
 
 
-
 class _Handoff:
     """One hop's way back to the loop: the future the caller awaits, the function's outcome
     (kept for a caller cancelled meanwhile), and what such a caller waits on instead."""

@@ -104,9 +104,9 @@ class _Host(WrappedFunction):
     async def run(self, ctx: Any, arguments: dict[str, Any], kwargs: dict[str, Any]) -> Any:
         raised: list[BaseException] = []  # what the body itself raised, if anything
 
-        async def body(values: dict[str, Any]) -> Any:
+        async def body(conn: Connection, arguments: dict[str, Any], values: dict[str, Any]) -> Any:
             try:
-                return await self.body(self.body_kwargs(ctx, arguments, values))
+                return await self.invoke(conn, arguments, values)
             except BaseException as exc:
                 raised.append(exc)
                 raise

@@ -47,7 +47,9 @@ DEFAULT_MAX_ROUNDS = 16
 DEFAULT_MAX_STATE_BYTES = 16 * 1024
 
 
-Body = Callable[[dict[str, Any]], Awaitable[Any]]
+Body = Callable[[Connection, dict[str, Any], dict[str, Any]], Awaitable[Any]]
+"""`body(connection, arguments, values)`: the tool run with its resolved `values` (hosts pass
+a method made once, so a call allocates no closure for it)."""
 
 
 class ToolFlow:
@@ -100,7 +102,7 @@ class ToolFlow:
         self.body_rounds = body_rounds
 
     def run(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Awaitable[Any]:
-        """Resolve, then run `body(values)`; or return the questions of a 2026-07-28 round.
+        """Resolve, then run the body; or return the questions of a 2026-07-28 round.
 
         Not a coroutine itself: it hands back the generation's own, one frame fewer on
         every call.
@@ -131,7 +133,7 @@ class ToolFlow:
                 except Exception as exc:
                     translate(self.tool, self.tool_errors, resolution, exc)
                     raise
-                result = await body(outcome.values)
+                result = await body(conn, arguments, outcome.values)
             except BaseException as exc:
                 closing = resolution.closing(exc)
                 if closing is not None:
@@ -190,7 +192,7 @@ class ToolFlow:
                         conn.request_state is not None or conn.input_responses
                     ):  # The channel carried the resolvers' state: the body sees only its own.
                         conn.body_round = body_rounds.body_round(state, conn.input_responses)
-                    result = await body(outcome.values)
+                    result = await body(conn, arguments, outcome.values)
                     if isinstance(result, InputRequiredResult):
                         try:
                             result = self._body_asked(state, resolution, conn, result)

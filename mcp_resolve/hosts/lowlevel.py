@@ -20,7 +20,7 @@ import functools
 import inspect
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from typing import Any, get_type_hints
@@ -66,6 +66,14 @@ class _Tool:
             description=description if description is not None else inspect.getdoc(fn),
             input_schema=self.arguments.model_json_schema(),
         )
+
+    def invoke(
+        self, conn: Connection, arguments: dict[str, Any], values: dict[str, Any]
+    ) -> Awaitable[Any]:
+        """The flow's body: the function with its arguments and resolved values."""
+        if self.is_async:
+            return self.fn(**arguments, **values)  # type: ignore[no-any-return]
+        return run_sync(functools.partial(self.fn, **arguments, **values))
 
 
 class ResolvedTools:
@@ -203,14 +211,8 @@ class ResolvedTools:
             ctx, params, context=ctx, wire_arguments=params.arguments or {}, app=app
         )
 
-        async def body(values: dict[str, Any]) -> Any:
-            call = functools.partial(tool.fn, **arguments, **values)
-            if tool.is_async:
-                return await call()
-            return await run_sync(call)
-
         try:
-            result = await tool.flow.run(conn, arguments, body)
+            result = await tool.flow.run(conn, arguments, tool.invoke)
         except ToolError as exc:
             return _error(f"Error executing tool {tool.name}: {exc}")
         except MCPError:

@@ -137,6 +137,7 @@ class WrappedFunction:
         self.own_ctx = graph.context_parameters[0] if graph.context_parameters else None
         self.resolved_names = graph.resolved_parameters
         self.nothing_to_resolve = not graph.nodes
+        self.invoke = self._invoke  # one bound method for every call
         self.wrapper = self._make_wrapper()
 
     def connection(self, ctx: Any) -> Connection:
@@ -200,21 +201,21 @@ class WrappedFunction:
         return self.run(ctx, arguments, kwargs)
 
     def run(self, ctx: Any, arguments: dict[str, Any], kwargs: dict[str, Any]) -> Awaitable[Any]:
-        conn = self.connection(ctx)
-        fn, own_ctx, is_async = self.fn, self.own_ctx, self.is_async
+        return self.flow.run(self.connection(ctx), arguments, self.invoke)
 
-        def body(values: dict[str, Any]) -> Awaitable[Any]:
-            if own_ctx is None:
-                if is_async:
-                    return fn(**arguments, **values)  # type: ignore[no-any-return]
-                return run_sync(functools.partial(fn, **arguments, **values))
-            call = {**arguments, **values}
-            call[own_ctx] = ctx if conn.body_round is None else self.body_view(ctx, conn.body_round)
-            if is_async:
-                return fn(**call)  # type: ignore[no-any-return]
-            return run_sync(functools.partial(fn, **call))
-
-        return self.flow.run(conn, arguments, body)
+    def _invoke(
+        self, conn: Connection, arguments: dict[str, Any], values: dict[str, Any]
+    ) -> Awaitable[Any]:
+        """The body with its resolved `values` (bound once as `invoke`, the flow's body)."""
+        own_ctx = self.own_ctx
+        if own_ctx is None:
+            if self.is_async:
+                return self.fn(**arguments, **values)  # type: ignore[no-any-return]
+            return run_sync(functools.partial(self.fn, **arguments, **values))
+        call = {**arguments, **values}
+        ctx, round = conn.context, conn.body_round
+        call[own_ctx] = ctx if round is None else self.body_view(ctx, round)
+        return self.body(call)
 
     def body_view(self, ctx: Any, round: BodyRound) -> Any:
         """The context a body that asked on its own sees on the retry: its own request
@@ -238,13 +239,3 @@ class WrappedFunction:
         if self.is_async:
             return self.fn(*args, **kwargs)  # type: ignore[no-any-return]
         return run_sync(functools.partial(self.fn, *args, **kwargs))
-
-    def body_kwargs(
-        self, ctx: Any, arguments: dict[str, Any], values: dict[str, Any]
-    ) -> dict[str, Any]:
-        """The body's keyword arguments: the model's `arguments`, the resolved `values`, and
-        the context when the function takes it."""
-        call = {**arguments, **values}
-        if self.own_ctx is not None:
-            call[self.own_ctx] = ctx
-        return call
