@@ -58,24 +58,38 @@ def run_ready(
     touches the resolution.
     """
     values = resolution._values
-    for node in (*nodes, *extend):
+    for node in nodes:
+        if values[node.index] is PENDING:
+            error = _run_one(resolution, node)
+            if error is not None:
+                return error
+    for node in extend:
         if values[node.index] is not PENDING:
             continue
-        if node not in nodes and any(
-            values[d] is PENDING or values[d] is BLOCKED or type(values[d]) is Question
-            for d in node.deps
-        ):
-            continue
-        try:
-            kwargs = resolution._kwargs(node)
-        except BaseException as exc:
-            return exc
-        try:
-            result, generator = call(node, kwargs)
-        except BaseException as exc:
-            resolution._fail(node)
-            return exc
-        if generator is not None:
-            resolution._exit_stack().push_sync(generator, node.name)
-        resolution._settle(node, result)
+        # A plain loop: a generator expression per resolver cost more than the call.
+        for dep in node.deps:
+            value = values[dep]
+            if value is PENDING or value is BLOCKED or type(value) is Question:
+                break
+        else:
+            error = _run_one(resolution, node)
+            if error is not None:
+                return error
+    return None
+
+
+def _run_one(resolution: SyncRunner, node: Node) -> BaseException | None:
+    """Run one ready sync resolver and settle it; its failure is returned, not raised."""
+    try:
+        kwargs = resolution._kwargs(node)
+    except BaseException as exc:
+        return exc
+    try:
+        result, generator = call(node, kwargs)
+    except BaseException as exc:
+        resolution._fail(node)
+        return exc
+    if generator is not None:
+        resolution._exit_stack().push_sync(generator, node.name)
+    resolution._settle(node, result)
     return None
