@@ -88,19 +88,21 @@ class _Pool:
                         self.threads -= 1
                         return
                 continue  # a job is on its way to an idle worker: wait for it
-            _run(job)
+            loop, handoff, result, error = _run(job)
             with self.lock:
                 self.idle += 1
+            # The loop is woken last: right after, this thread blocks on the queue and
+            # needs the GIL no more, instead of taking it back from the woken loop.
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+                loop.call_soon_threadsafe(_settle, handoff, result, error)
 
 
-def _run(job: _Job) -> None:
+def _run(job: _Job) -> tuple[asyncio.AbstractEventLoop, _Handoff, Any, BaseException | None]:
     loop, handoff, context, fn, args = job
     try:
-        result, error = context.run(fn, *args), None
+        return loop, handoff, context.run(fn, *args), None
     except BaseException as exc:  # handed to the caller, who raises it
-        result, error = None, exc
-    with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
-        loop.call_soon_threadsafe(_settle, handoff, result, error)
+        return loop, handoff, None, exc
 
 
 def _settle(handoff: _Handoff, result: Any, error: BaseException | None) -> None:
