@@ -160,6 +160,44 @@ async def test_a_level_that_cannot_wait_takes_the_inline_walk_on_its_first_call(
     assert await resolve_values(graph, {}) == {"a": 1, "b": 2}
 
 
+@pytest.mark.anyio
+async def test_only_a_walk_in_which_nothing_can_wait_is_awaited_outright() -> None:
+    """`Plan.straight`: no stepping by hand (nothing to learn) when no resolver can wait."""
+
+    async def one() -> int:
+        return 1
+
+    async def two(a: Annotated[int, Resolve(one)]) -> int:
+        return a + 1
+
+    async def pauses() -> int:
+        await anyio.sleep(0)
+        return 3
+
+    def blocking() -> int:
+        return 4
+
+    async def straight(b: Annotated[int, Resolve(two)]) -> None: ...
+
+    async def waiting(
+        b: Annotated[int, Resolve(two)], c: Annotated[int, Resolve(pauses)]
+    ) -> None: ...
+
+    async def hopping(
+        b: Annotated[int, Resolve(two)], d: Annotated[int, Resolve(blocking)]
+    ) -> None: ...
+
+    graphs = {f.__name__: ResolverGraph.from_function(f) for f in (straight, waiting, hopping)}
+    assert {name: g.plan.straight for name, g in graphs.items()} == {
+        "straight": True,
+        "waiting": False,
+        "hopping": False,
+    }
+    assert await resolve_values(graphs["straight"], {}) == {"b": 2}
+    assert await resolve_values(graphs["waiting"], {}) == {"b": 2, "c": 3}
+    assert await resolve_values(graphs["hopping"], {}) == {"b": 2, "d": 4}
+
+
 class Bare:
     """Only the attributes a generated walk and finish read: any method call would fail."""
 

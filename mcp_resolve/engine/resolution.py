@@ -6,9 +6,9 @@ those known to finish at once are called inline; a level with at most one thing 
 waits awaits it inline too; a level with two or more hands the rest of the graph to the
 scheduler, which opens the call's single task group before any of them starts and still
 steps each by hand, so only resolvers that really wait alongside another get a task. The
-walk itself is stepped by hand (`send(None)`): a call where nothing suspends costs one
-step, and when the walk does wait, the driver notes which resolver waited so that the next
-call plans around it. A started coroutine is never moved into another task or cancel
+walk itself is stepped by hand (`send(None)`), unless nothing in it can wait (`Plan.
+straight`): when the walk does wait, the driver notes which resolver waited so that the
+next call plans around it. A started coroutine is never moved into another task or cancel
 scope. Sync resolvers that are ready together share one worker-thread hop.
 """
 
@@ -142,6 +142,9 @@ class Resolution:
             self._take_answers(answers)
         plan = self._plan
         walk = plan.walk(self)
+        if plan.straight:  # it cannot wait: nothing to learn, no stepping by hand
+            await walk
+            return plan.finish(self)  # type: ignore[no-any-return]
         try:
             yielded = walk.send(None)
         except StopIteration:
@@ -381,12 +384,8 @@ class Resolution:
 
     async def _hop_walk(self, nodes: list[Node], extend: tuple[Node, ...]) -> None:
         """The walk's thread hop: this level's sync resolvers, then any later sync resolver
-        whose dependencies are all settled by then, all in one hop.
-
-        A chain of sync resolvers (the 3-level graph of five) thus costs one hop, not one
-        per level. Safe to settle from the worker thread: while the walk waits on this hop
-        nothing else touches the resolution.
-        """
+        whose dependencies are all settled by then, all in one hop (a chain of sync
+        resolvers costs one hop, not one per level; see `threads.run_ready`)."""
         self._current = tuple(nodes)
         error = await workers.run_sync(run_ready, self, nodes, extend)
         if error is not None:

@@ -38,7 +38,7 @@ them unspecialised)."""
 
 
 class Plan:
-    __slots__ = ("concurrent", "finish", "graph", "walk")
+    __slots__ = ("concurrent", "finish", "graph", "straight", "walk")
 
     def __init__(self, graph: Graph, resolved: type, call_class: type) -> None:
         """`resolved` is the result class `finish` builds; `call_class` is the class of
@@ -48,6 +48,11 @@ class Plan:
         for node in graph.nodes:
             if node.suspends is None and node.kind == ASYNC and never_waits(node.fn):
                 node.suspends = False  # known without a call: planned inline from call 1
+        # Nothing in the walk can wait: every resolver is a coroutine with no await point
+        # (no thread hop, no app-scoped build), so a call awaits the walk outright.
+        self.straight = all(
+            node.kind == ASYNC and not node.app and node.suspends is False for node in graph.nodes
+        )
         self.concurrent = concurrent_levels(graph)
         self.walk: Walk = compile_walk(graph, self.concurrent)
         self.finish: Finish = compile_finish(graph, resolved)
