@@ -187,11 +187,21 @@ async def test_only_a_walk_in_which_nothing_can_wait_is_awaited_outright() -> No
         b: Annotated[int, Resolve(two)], d: Annotated[int, Resolve(blocking)]
     ) -> None: ...
 
-    graphs = {f.__name__: ResolverGraph.from_function(f) for f in (straight, waiting, hopping)}
+    async def shared() -> int:
+        await anyio.sleep(0)  # built once per lifespan: never learned from
+        return 5
+
+    async def with_app(
+        b: Annotated[int, Resolve(two)], e: Annotated[int, Resolve(shared, scope="app")]
+    ) -> None: ...
+
+    tools = (straight, waiting, hopping, with_app)
+    graphs = {f.__name__: ResolverGraph.from_function(f) for f in tools}
     assert {name: g.plan.straight for name, g in graphs.items()} == {
         "straight": True,
         "waiting": False,
         "hopping": False,
+        "with_app": True,
     }
     assert await resolve_values(graphs["straight"], {}) == {"b": 2}
     assert await resolve_values(graphs["waiting"], {}) == {"b": 2, "c": 3}

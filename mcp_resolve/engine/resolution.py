@@ -142,7 +142,7 @@ class Resolution:
             self._take_answers(answers)
         plan = self._plan
         walk = plan.walk(self)
-        if plan.straight:  # it cannot wait: nothing to learn, no stepping by hand
+        if plan.straight:  # nothing in it to learn: no stepping by hand
             await walk
             return plan.finish(self)  # type: ignore[no-any-return]
         try:

@@ -48,10 +48,11 @@ class Plan:
         for node in graph.nodes:
             if node.suspends is None and node.kind == ASYNC and never_waits(node.fn):
                 node.suspends = False  # known without a call: planned inline from call 1
-        # Nothing in the walk can wait: every resolver is a coroutine with no await point
-        # (no thread hop, no app-scoped build), so a call awaits the walk outright.
+        # Nothing in the walk can wait but an app-scoped value's build, which is never
+        # learned from: every other resolver is a coroutine with no await point (no thread
+        # hop), so a call awaits the walk outright, with no driver to learn for.
         self.straight = all(
-            node.kind == ASYNC and not node.app and node.suspends is False for node in graph.nodes
+            node.app or (node.kind == ASYNC and node.suspends is False) for node in graph.nodes
         )
         self.concurrent = concurrent_levels(graph)
         self.walk: Walk = compile_walk(graph, self.concurrent)
