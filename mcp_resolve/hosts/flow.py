@@ -119,35 +119,29 @@ class ToolFlow:
         resolution = self._start(conn, arguments, trace)
         try:
             try:
-                try:
-                    outcome = await resolution.resolve()
-                    rounds = 0
-                    derived: dict[str, str] = {}  # URL elicitation ids made for this call
-                    while isinstance(outcome, Suspended):
-                        rounds += 1
-                        self._check_rounds(rounds)
-                        answers = await legacy.ask_all(
-                            conn, outcome.questions, self.tool, derived, self.ask_timeout
-                        )
-                        outcome = await resolution.resolve(answers)
-                except Exception as exc:
-                    translate(self.tool, self.tool_errors, resolution, exc)
-                    raise
-                result = await body(conn, arguments, outcome.values)
-            except BaseException as exc:
-                closing = resolution.closing(exc)
-                if closing is not None:
-                    await closing
+                outcome = await resolution.resolve()
+                rounds = 0
+                derived: dict[str, str] = {}  # URL elicitation ids made for this call
+                while isinstance(outcome, Suspended):
+                    rounds += 1
+                    self._check_rounds(rounds)
+                    answers = await legacy.ask_all(
+                        conn, outcome.questions, self.tool, derived, self.ask_timeout
+                    )
+                    outcome = await resolution.resolve(answers)
+            except Exception as exc:
+                translate(self.tool, self.tool_errors, resolution, exc)
                 raise
-            closing = resolution.closing(None)
+            result = await body(conn, arguments, outcome.values)
+        except BaseException as exc:
+            closing = resolution.closing(exc)
             if closing is not None:
-                await closing
-            return result
-        except Exception as exc:
-            failure = cleanup_failure(self.tool, self.tool_errors, resolution, exc)
-            if failure is exc:
-                raise
-            raise failure from None
+                await self._leave(resolution, closing)
+            raise
+        closing = resolution.closing(None)
+        if closing is not None:
+            await self._leave(resolution, closing)
+        return result
 
     async def _modern(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
         state = _FIRST_ROUND
@@ -167,47 +161,52 @@ class ToolFlow:
         # failures are translated before cleanup sees them, the body's own are not.
         try:
             try:
-                try:
-                    answers = None
-                    if state.asked or state.answers:
-                        responses = self._responses(conn, state, resolution.graph)
-                        if trace is not None:  # this round's answers, to the last round's questions
-                            trace.answered(responses, state.rounds)
-                        answers = state.answers_with(responses)
-                    elif conn.request_state is None and conn.input_responses:  # a first call
-                        answers = self._responses(conn, None, resolution.graph)
-                    outcome = await resolution.resolve(answers)
-                    while isinstance(outcome, Suspended):
-                        fallbacks = self._fallbacks(conn, outcome.questions)
-                        if fallbacks is None:
-                            break
-                        outcome = await resolution.resolve(fallbacks)
-                    if isinstance(outcome, Suspended):
-                        result = self._questions(state, resolution, conn, outcome)
-                except Exception as exc:
-                    translate(self.tool, self.tool_errors, resolution, exc)
-                    raise
-                if isinstance(outcome, Resolved):
-                    if self.body_rounds and (
-                        conn.request_state is not None or conn.input_responses
-                    ):  # The channel carried the resolvers' state: the body sees only its own.
-                        conn.body_round = body_rounds.body_round(state, conn.input_responses)
-                    result = await body(conn, arguments, outcome.values)
-                    if isinstance(result, InputRequiredResult):
-                        try:
-                            result = self._body_asked(state, resolution, conn, result)
-                        except Exception as exc:
-                            translate(self.tool, self.tool_errors, resolution, exc)
-                            raise
-            except BaseException as exc:
-                closing = resolution.closing(exc)
-                if closing is not None:
-                    await closing
+                answers = None
+                if state.asked or state.answers:
+                    responses = self._responses(conn, state, resolution.graph)
+                    if trace is not None:  # this round's answers, to the last round's questions
+                        trace.answered(responses, state.rounds)
+                    answers = state.answers_with(responses)
+                elif conn.request_state is None and conn.input_responses:  # a first call
+                    answers = self._responses(conn, None, resolution.graph)
+                outcome = await resolution.resolve(answers)
+                while isinstance(outcome, Suspended):
+                    fallbacks = self._fallbacks(conn, outcome.questions)
+                    if fallbacks is None:
+                        break
+                    outcome = await resolution.resolve(fallbacks)
+                if isinstance(outcome, Suspended):
+                    result = self._questions(state, resolution, conn, outcome)
+            except Exception as exc:
+                translate(self.tool, self.tool_errors, resolution, exc)
                 raise
-            closing = resolution.closing(None)
+            if isinstance(outcome, Resolved):
+                if self.body_rounds and (
+                    conn.request_state is not None or conn.input_responses
+                ):  # The channel carried the resolvers' state: the body sees only its own.
+                    conn.body_round = body_rounds.body_round(state, conn.input_responses)
+                result = await body(conn, arguments, outcome.values)
+                if isinstance(result, InputRequiredResult):
+                    try:
+                        result = self._body_asked(state, resolution, conn, result)
+                    except Exception as exc:
+                        translate(self.tool, self.tool_errors, resolution, exc)
+                        raise
+        except BaseException as exc:
+            closing = resolution.closing(exc)
             if closing is not None:
-                await closing
-            return result
+                await self._leave(resolution, closing)
+            raise
+        closing = resolution.closing(None)
+        if closing is not None:
+            await self._leave(resolution, closing)
+        return result
+
+    async def _leave(self, resolution: Resolution, closing: Awaitable[None]) -> None:
+        """Run the generator resolvers' cleanup; what it raises reads as a resolver's
+        failure would (`cleanup_failure`), naming whose cleanup."""
+        try:
+            await closing
         except Exception as exc:
             failure = cleanup_failure(self.tool, self.tool_errors, resolution, exc)
             if failure is exc:
