@@ -36,7 +36,7 @@ import mcp_types as types
 from mcp.server import MCPServer
 from mcp.server.runner import modern_on_request
 from mcp.shared.direct_dispatcher import create_direct_dispatcher_pair
-from paired import Paired, paired_round, report
+from paired import Paired, hop_probe, paired_round, report
 from workloads import header, run, servers
 
 META = {
@@ -90,6 +90,10 @@ async def main(quick: bool) -> None:
                 differences = await paired_round(calls[name], tool, pairs, _content)
                 found.setdefault((tool, name), Paired()).add_round(differences)
     report(found, scenarios)
+    print(
+        f"bare worker hop after 100 µs of work: {await hop_probe():.0f} µs "
+        "(15 to 40 with the VM's other core awake, 100 or more with it idle: see README)"
+    )
 
 
 def _content(result: dict[str, Any]) -> Any:

@@ -18,6 +18,8 @@ from typing import Any
 
 from workloads import RUNS, check
 
+from mcp_resolve.engine.workers import run_sync
+
 LABELS = {"async5": "5 trivial async resolvers", "sync5": "5 trivial sync resolvers"}
 
 
@@ -85,6 +87,21 @@ async def paired_round(
     check("floor", [content(r) for r in floors], 0)
     check(tool, [content(r) for r in results], pairs)
     return differences
+
+
+async def hop_probe(samples: int = 200) -> float:
+    """The median time (µs) of one bare worker-thread hop taken after about 100 µs of work
+    on the loop's thread, as a served call's hop is: 15 to 40 µs when the VM's other core
+    is awake, 100 µs or more when it was idle and halted (the two states of the sync rows)."""
+    times = []
+    for _ in range(samples):
+        busy_until = time.perf_counter_ns() + 100_000
+        while time.perf_counter_ns() < busy_until:
+            pass
+        t0 = time.perf_counter_ns()
+        await run_sync(int)
+        times.append((time.perf_counter_ns() - t0) / 1000)
+    return statistics.median(times)
 
 
 def report(found: dict[tuple[str, str], Paired], scenarios: tuple[str, ...]) -> None:

@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from mcp import Client
-from paired import Paired, paired_round, report
+from paired import Paired, hop_probe, paired_round, report
 from workloads import RUNS, check, header, run, servers
 
 
@@ -65,6 +65,10 @@ async def main(quick: bool) -> None:
             for name, client in clients.items():
                 slow.setdefault(name, []).append(await waits(client, 3))
     report(found, scenarios)
+    print(
+        f"bare worker hop after 100 µs of work: {await hop_probe():.0f} µs "
+        "(15 to 40 with the VM's other core awake, 100 or more with it idle: see README)"
+    )
     sdk_ms, our_ms = statistics.median(slow["official SDK"]), statistics.median(slow["mcp_resolve"])
     print(f"8 independent 20 ms waits: official SDK {sdk_ms:.1f} ms per call, ours {our_ms:.1f} ms")
 
