@@ -34,7 +34,7 @@ def split() -> Split:
         return Split(None, None, "not pinned (os.sched_setaffinity is not available here)")
     allowed = sorted(os.sched_getaffinity(0))
     if len(allowed) < 2:
-        return Split(None, None, f"not pinned (only CPU {allowed} available)")
+        return Split(None, None, f"not pinned (only CPU {allowed[0]} available)")
     server, generator = {allowed[-1]}, set(allowed[:-1])
     try:
         threads = [int(t) for t in os.listdir("/proc/self/task")]

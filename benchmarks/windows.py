@@ -124,11 +124,12 @@ def report_pairs(found: list[Pair], wanted: int, pinned: bool) -> None:
         print(f"{line}{rate:.1%}{goal}NO VERDICT (the server's CPU use is unknown here)")
     elif len(used) < max(2, wanted // 2):
         server, others = median([w.server for w in windows]), median([w.others for w in windows])
-        why = (
-            "other work on its core"
-            if others is not None and others > 1 - SATURATED
-            else "waiting for the load generator"
-        )
+        if not pinned:
+            why = "not pinned, it shares the CPUs with the load generator"
+        elif others is not None and others > 1 - SATURATED:
+            why = "other work on its core"
+        else:
+            why = "waiting for the load generator"
         rate = statistics.median(p.rate_cost for p in found)
         print(f"{line}{rate:.1%}{goal}NO VERDICT (only {len(used)} of {len(found)} pairs had "
               f"the server saturated; median server share {percent(server)}: {why})")  # fmt: skip
