@@ -43,3 +43,15 @@ def load() -> str:
         return " ".join(f"{x:.2f}" for x in os.getloadavg())
     except OSError:
         return "unknown"
+
+
+def idle_polling() -> str | None:
+    """How long an idle CPU polls before it halts (KVM guests with the `haltpoll` cpuidle
+    driver): waking a halted virtual CPU costs tens of µs, so a worker-thread hop's cost
+    depends on it. `None` where the system does not say."""
+    base = "/sys/module/haltpoll/parameters/guest_halt_poll_ns"
+    try:
+        with open(base, encoding="utf-8") as value:
+            return f"haltpoll guest_halt_poll_ns={value.read().strip()}"
+    except OSError:
+        return None

@@ -193,6 +193,7 @@ def header() -> str:
         f"{platform.release()} {platform.machine()} | {os.cpu_count()} CPUs: "
         f"{machine.cpu() or '?'} | code: {head}{' + uncommitted changes' if dirty else ''} | "
         f"load: {machine.load()}"
+        + (f" | idle CPUs: {polling}" if (polling := machine.idle_polling()) else "")
     )
 
 
