@@ -7,8 +7,8 @@ cancel scope, a worker found and its idle time kept) on top of the two unavoidab
 wake-ups; measured inside a served call on a 2-core machine it was 30 µs of a 170-200 µs
 hop (benchmarks/host.py). On asyncio this module keeps its own small pool instead: a
 shared queue, threads started as needed up to a cap and retired after a while idle, and
-the result handed back with `call_soon_threadsafe`. On any other event loop (trio) the
-hop is anyio's.
+the result handed back through `wakeups` (an eventfd the loop watches, on Linux). On any
+other event loop (trio) the hop is anyio's.
 
 Semantics match anyio's defaults: the function runs in a copy of the caller's context
 variables, and the caller cannot be cancelled away from a running function (it waits for
@@ -18,7 +18,6 @@ it to return, so cleanup order holds).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import math
 import os
@@ -29,6 +28,8 @@ from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
+
+from . import wakeups
 
 T = TypeVar("T")
 
@@ -52,7 +53,7 @@ class _Handoff:
         self.error: BaseException | None = None
 
 
-_Job = tuple[asyncio.AbstractEventLoop, _Handoff, contextvars.Context, Any, tuple[Any, ...]]
+_Job = tuple[wakeups.Call, _Handoff, contextvars.Context, Any, tuple[Any, ...]]
 
 
 class _Pool:
@@ -88,21 +89,20 @@ class _Pool:
                         self.threads -= 1
                         return
                 continue  # a job is on its way to an idle worker: wait for it
-            loop, handoff, result, error = _run(job)
+            call, handoff, result, error = _run(job)
             with self.lock:
                 self.idle += 1
             # The loop is woken last: right after, this thread blocks on the queue and
             # needs the GIL no more, instead of taking it back from the woken loop.
-            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
-                loop.call_soon_threadsafe(_settle, handoff, result, error)
+            call(_settle, handoff, result, error)
 
 
-def _run(job: _Job) -> tuple[asyncio.AbstractEventLoop, _Handoff, Any, BaseException | None]:
-    loop, handoff, context, fn, args = job
+def _run(job: _Job) -> tuple[wakeups.Call, _Handoff, Any, BaseException | None]:
+    call, handoff, context, fn, args = job
     try:
-        return loop, handoff, context.run(fn, *args), None
+        return call, handoff, context.run(fn, *args), None
     except BaseException as exc:  # handed to the caller, who raises it
-        return loop, handoff, None, exc
+        return call, handoff, None, exc
 
 
 def _settle(handoff: _Handoff, result: Any, error: BaseException | None) -> None:
@@ -139,7 +139,7 @@ async def run_sync(fn: Callable[..., T], *args: Any) -> T:
     except RuntimeError:  # not asyncio (trio): anyio's own hop
         return await anyio.to_thread.run_sync(fn, *args)
     handoff = _Handoff(loop.create_future())
-    _pool.submit((loop, handoff, contextvars.copy_context(), fn, args))
+    _pool.submit((wakeups.caller(loop), handoff, contextvars.copy_context(), fn, args))
     try:
         return await handoff.future  # type: ignore[no-any-return]
     except asyncio.CancelledError:
