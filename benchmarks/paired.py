@@ -92,7 +92,7 @@ async def paired_round(
 async def hop_probe(samples: int = 200) -> float:
     """The median time (µs) of one bare worker-thread hop taken after about 100 µs of work
     on the loop's thread, as a served call's hop is: 15 to 40 µs when the VM's other core
-    is awake, 100 µs or more when it was idle and halted (the two states of the sync rows)."""
+    is awake, 70 µs or more when it was idle and halted (the two states of the sync rows)."""
     times = []
     for _ in range(samples):
         busy_until = time.perf_counter_ns() + 100_000
