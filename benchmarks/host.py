@@ -92,7 +92,7 @@ async def main(quick: bool) -> None:
     report(found, scenarios)
     print(
         f"bare worker hop after 100 µs of work: {await hop_probe():.0f} µs "
-        "(15 to 40 with the VM's other core awake or polling, 70 or more with it halted: see README)"
+        "(15 to 40 with the VM's other core awake, 70 or more with it halted: see README)"
     )
 
 

@@ -67,7 +67,7 @@ async def main(quick: bool) -> None:
     report(found, scenarios)
     print(
         f"bare worker hop after 100 µs of work: {await hop_probe():.0f} µs "
-        "(15 to 40 with the VM's other core awake or polling, 70 or more with it halted: see README)"
+        "(15 to 40 with the VM's other core awake, 70 or more with it halted: see README)"
     )
     sdk_ms, our_ms = statistics.median(slow["official SDK"]), statistics.median(slow["mcp_resolve"])
     print(f"8 independent 20 ms waits: official SDK {sdk_ms:.1f} ms per call, ours {our_ms:.1f} ms")
