@@ -32,8 +32,9 @@ class _Eventfd:
     """One loop's eventfd, and the calls queued for the loop since it last read it.
 
     The loop's reader holds this object, so the descriptor stays open while the loop can
-    read it; a queued call holds it too, so a thread never writes to a descriptor closed
-    and reused. It is closed once nothing refers to it any more.
+    read it. A worker thread with a job holds `call`, and so this object too, so a thread
+    never writes to a descriptor that was closed and reused. The descriptor is closed once
+    nothing refers to this object any more.
     """
 
     __slots__ = ("__weakref__", "calls", "fd")
