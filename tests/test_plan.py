@@ -161,8 +161,9 @@ async def test_a_level_that_cannot_wait_takes_the_inline_walk_on_its_first_call(
 
 
 @pytest.mark.anyio
-async def test_only_a_walk_in_which_nothing_can_wait_is_awaited_outright() -> None:
-    """`Plan.straight`: no stepping by hand (nothing to learn) when no resolver can wait."""
+async def test_only_a_walk_with_nothing_to_learn_is_awaited_outright() -> None:
+    """`Plan.straight`: no stepping by hand when no resolver's waiting is to be learned (a
+    sync resolver's thread hop always waits)."""
 
     async def one() -> int:
         return 1
@@ -187,6 +188,17 @@ async def test_only_a_walk_in_which_nothing_can_wait_is_awaited_outright() -> No
         b: Annotated[int, Resolve(two)], d: Annotated[int, Resolve(blocking)]
     ) -> None: ...
 
+    def opened() -> Iterator[int]:
+        yield 6
+
+    async def hopping_twice(
+        d: Annotated[int, Resolve(blocking)], f: Annotated[int, Resolve(opened)]
+    ) -> None: ...
+
+    async def hopping_and_waiting(
+        d: Annotated[int, Resolve(blocking)], c: Annotated[int, Resolve(pauses)]
+    ) -> None: ...
+
     async def shared() -> int:
         await anyio.sleep(0)  # built once per lifespan: never learned from
         return 5
@@ -195,17 +207,21 @@ async def test_only_a_walk_in_which_nothing_can_wait_is_awaited_outright() -> No
         b: Annotated[int, Resolve(two)], e: Annotated[int, Resolve(shared, scope="app")]
     ) -> None: ...
 
-    tools = (straight, waiting, hopping, with_app)
+    tools = (straight, waiting, hopping, hopping_twice, hopping_and_waiting, with_app)
     graphs = {f.__name__: ResolverGraph.from_function(f) for f in tools}
     assert {name: g.plan.straight for name, g in graphs.items()} == {
         "straight": True,
         "waiting": False,
-        "hopping": False,
+        "hopping": True,
+        "hopping_twice": True,
+        "hopping_and_waiting": False,
         "with_app": True,
     }
     assert await resolve_values(graphs["straight"], {}) == {"b": 2}
     assert await resolve_values(graphs["waiting"], {}) == {"b": 2, "c": 3}
     assert await resolve_values(graphs["hopping"], {}) == {"b": 2, "d": 4}
+    assert await resolve_values(graphs["hopping_twice"], {}) == {"d": 4, "f": 6}
+    assert await resolve_values(graphs["hopping_and_waiting"], {}) == {"d": 4, "c": 3}
 
 
 class Bare:

@@ -48,11 +48,13 @@ class Plan:
         for node in graph.nodes:
             if node.suspends is None and node.kind == ASYNC and never_waits(node.fn):
                 node.suspends = False  # known without a call: planned inline from call 1
-        # Nothing in the walk can wait but an app-scoped value's build, which is never
-        # learned from: every other resolver is a coroutine with no await point (no thread
-        # hop), so a call awaits the walk outright, with no driver to learn for.
+        # Nothing in the walk is learned from: every resolver is a coroutine with no await
+        # point, a sync resolver (its thread hop always waits, and the level's sync
+        # resolvers share it), or an app-scoped value (its build is never learned from).
+        # A call then awaits the walk outright, with no driver to learn for.
         self.straight = all(
-            node.app or (node.kind == ASYNC and node.suspends is False) for node in graph.nodes
+            node.app or not node.is_async or (node.kind == ASYNC and node.suspends is False)
+            for node in graph.nodes
         )
         self.concurrent = concurrent_levels(graph)
         self.walk: Walk = compile_walk(graph, self.concurrent)
