@@ -50,7 +50,9 @@ class _Eventfd:
         self.calls: collections.deque[tuple[Callable[..., Any], tuple[Any, ...]]] = (
             collections.deque()
         )
-        weakref.finalize(self, os.close, fd)
+        # Not at exit: a daemon worker may still hold `call` then, and the process's end
+        # closes the descriptor anyway.
+        weakref.finalize(self, os.close, fd).atexit = False
 
     def call(self, fn: Callable[..., Any], *args: Any) -> None:
         self.calls.append((fn, args))
