@@ -191,7 +191,7 @@ async def test_only_a_walk_with_nothing_to_learn_is_awaited_outright() -> None:
     def opened() -> Iterator[int]:
         yield 6
 
-    async def hopping_twice(
+    async def hopping_with_a_generator(
         d: Annotated[int, Resolve(blocking)], f: Annotated[int, Resolve(opened)]
     ) -> None: ...
 
@@ -207,20 +207,20 @@ async def test_only_a_walk_with_nothing_to_learn_is_awaited_outright() -> None:
         b: Annotated[int, Resolve(two)], e: Annotated[int, Resolve(shared, scope="app")]
     ) -> None: ...
 
-    tools = (straight, waiting, hopping, hopping_twice, hopping_and_waiting, with_app)
+    tools = (straight, waiting, hopping, hopping_with_a_generator, hopping_and_waiting, with_app)
     graphs = {f.__name__: ResolverGraph.from_function(f) for f in tools}
     assert {name: g.plan.straight for name, g in graphs.items()} == {
         "straight": True,
         "waiting": False,
         "hopping": True,
-        "hopping_twice": True,
+        "hopping_with_a_generator": True,
         "hopping_and_waiting": False,
         "with_app": True,
     }
     assert await resolve_values(graphs["straight"], {}) == {"b": 2}
     assert await resolve_values(graphs["waiting"], {}) == {"b": 2, "c": 3}
     assert await resolve_values(graphs["hopping"], {}) == {"b": 2, "d": 4}
-    assert await resolve_values(graphs["hopping_twice"], {}) == {"d": 4, "f": 6}
+    assert await resolve_values(graphs["hopping_with_a_generator"], {}) == {"d": 4, "f": 6}
     assert await resolve_values(graphs["hopping_and_waiting"], {}) == {"d": 4, "c": 3}
 
 
