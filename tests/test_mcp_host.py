@@ -573,7 +573,6 @@ def test_the_request_context_read_on_every_call_is_the_sdks_own() -> None:
     assert request_context_of(Context()) is None
 
 
-
 def test_a_plain_tool_on_the_resolving_server_is_registered_as_it_is() -> None:
     """Nothing of mcp_resolve stands between the SDK and a tool without resolvers, so it
     costs nothing extra per call."""
