@@ -28,6 +28,7 @@ from .completion import announce
 from .connection import Connection
 from .lifespan import Lifespan, graphs_of, keeping_scope, scope_of
 from .no_request import outside_a_request
+from .sdk_markers import translated, uses_sdk_resolve
 from .wrapping import WrappedFunction
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -146,8 +147,11 @@ class ResolvingMCPServer(MCPServer):
         super().add_tool(fn, *args, **kwargs)
 
     def _resolved(self, fn: F) -> F:
-        """`fn` wrapped where it needs it, its graph kept for the lifespan's eager values."""
-        if uses_resolve(fn):
+        """`fn` wrapped where it needs it, its graph kept for the lifespan's eager values;
+        the SDK's own `Resolve` markers are translated into ours first."""
+        if not hasattr(fn, "__mcp_resolve_graph__") and uses_sdk_resolve(fn):
+            fn = resolved(translated(fn))
+        elif uses_resolve(fn):
             fn = resolved(fn)
         self._resolved_graphs.extend(graphs_of([fn]))
         return fn
@@ -165,7 +169,7 @@ class ResolvingMCPServer(MCPServer):
         register = super().resource(uri, *args, **kwargs)
 
         def decorator(fn: F) -> F:
-            if not uses_resolve(fn):
+            if not (uses_resolve(fn) or uses_sdk_resolve(fn)):
                 return register(self._resolved(fn))
             if not UriTemplate.parse(uri).variable_names:
                 # The SDK gives a static resource no Context, and resolvers need one.
