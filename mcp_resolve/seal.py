@@ -24,10 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from .hosts.keys import _KID, MIN_KEY_BYTES, Authenticator, KeyRing
 from .hosts.replay_guard import MemoryReplayGuard, ReplayGuard, check_replay_guard
 
 logger = logging.getLogger("mcp_resolve.seal")
@@ -37,11 +35,8 @@ PREFIX = "mrs1."  # versioned, and authenticated as associated data
 DEFAULT_TTL = 600.0
 FUTURE_SKEW = 60.0
 MAX_TOKEN_LENGTH = 64 * 1024
-MIN_KEY_BYTES = 32
-_INFO = b"mcp_resolve/requestState/v1/aes-256-gcm"
-_KID_LABEL = b"mcp_resolve/requestState/v1/key-id"
 _PRINCIPAL_LABEL = b"mcp_resolve/requestState/v1/principal"
-_KID, _NONCE, _TAG = 4, 12, 16
+_NONCE, _TAG = 12, 16
 _AAD_PREFIX = PREFIX.encode("ascii")
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
 _FIELDS = {"m": "method", "t": "tool", "a": "arguments", "p": "principal", "aud": "audience"}
@@ -109,83 +104,6 @@ class Binding:
         cls, method: str, tool: str, arguments: Mapping[str, Any], principal: str | None = None
     ) -> Binding:
         return cls(method, tool, arguments_digest(arguments), principal)
-
-
-def _key_id(derived: bytes) -> bytes:
-    return hashlib.sha256(_KID_LABEL + derived).digest()[:_KID]
-
-
-class KeyRing:
-    """Secret keys for sealing: the first one seals, every one unseals (for rotation).
-
-    Each secret (bytes, or str taken as its UTF-8 text) must be at least 32 bytes; the AES
-    key is derived from it with HKDF-SHA256, so the raw secret is never used or kept. A
-    4-byte key id, a hash of the derived key, goes in each token, so unsealing picks its
-    key without trial decryption. To rotate across several workers, in three phases, each
-    rolled out everywhere before the next: (1) add the new key *second*, [old, new], so
-    every worker can read it while all still seal with the old one; (2) move it first,
-    [new, old]; (3) after one ttl, drop the old key, [new].
-    """
-
-    def __init__(self, *secrets: bytes | bytearray | str) -> None:
-        if not secrets:
-            raise ValueError("KeyRing needs at least one secret key")
-        derived_keys: list[bytes] = []
-        for number, secret in enumerate(secrets, 1):
-            if isinstance(secret, str):
-                raw = secret.encode("utf-8", "surrogatepass")
-            elif isinstance(secret, (bytes, bytearray)):
-                raw = bytes(secret)
-            else:
-                raise TypeError(
-                    f"key #{number} must be bytes or str, not {type(secret).__name__} "
-                    "(pass several keys as separate arguments: KeyRing(*keys))"
-                )
-            if len(raw) < MIN_KEY_BYTES:
-                raise ValueError(
-                    f"key #{number} is {len(raw)} bytes; each key needs at least "
-                    f"{MIN_KEY_BYTES} (e.g. secrets.token_urlsafe(32))"
-                )
-            derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_INFO).derive(raw)
-            for other, earlier in enumerate(derived_keys, 1):
-                if earlier == derived:
-                    raise ValueError(f"key #{number} is the same as key #{other}")
-                if _key_id(earlier) == _key_id(derived):
-                    raise ValueError(f"keys #{other} and #{number} share a key id; replace one")
-            derived_keys.append(derived)
-        self._keys = tuple((_key_id(d), AESGCM(d)) for d in derived_keys)
-        self._by_id = dict(self._keys)
-
-    @classmethod
-    def from_env(cls, name: str = "MCP_RESOLVE_STATE_KEYS") -> KeyRing:
-        """Keys from a comma-separated environment variable, sealing key first.
-
-        Each entry is raw text (surrounding spaces stripped), read exactly as
-        `KeyRing("...")` reads a str, so both ways of configuring agree; generate one with
-        `python -c "import secrets; print(secrets.token_urlsafe(32))"`.
-        """
-        value = os.environ.get(name, "").strip()
-        if not value:
-            raise ValueError(f"environment variable {name} is not set or is empty")
-        entries = [entry.strip() for entry in value.split(",")]
-        if not all(entries):
-            raise ValueError(f"{name} has an empty entry; separate keys with single commas")
-        try:
-            return cls(*entries)
-        except ValueError as exc:
-            raise ValueError(f"{name}: {exc}") from None
-
-    @classmethod
-    def generate(cls) -> KeyRing:
-        """A random key held only by this process: tokens die with it and other workers."""
-        return cls(os.urandom(32))
-
-    @property
-    def key_ids(self) -> tuple[str, ...]:
-        return tuple(kid.hex() for kid, _ in self._keys)
-
-    def __repr__(self) -> str:
-        return f"KeyRing(key_ids={list(self.key_ids)!r})"
 
 
 class Opened(NamedTuple):
@@ -380,7 +298,9 @@ __all__ = [
     "FUTURE_SKEW",
     "MAX_TOKEN_LENGTH",
     "MESSAGE",
+    "MIN_KEY_BYTES",
     "PREFIX",
+    "Authenticator",
     "Binding",
     "InvalidState",
     "KeyRing",

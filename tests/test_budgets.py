@@ -12,7 +12,7 @@ from mcp.server import MCPServer, Server
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
-from mcp_resolve import Elicit, ElicitURL, Resolve
+from mcp_resolve import Elicit, Resolve
 from mcp_resolve.lowlevel import KeyRing, ResolvedTools
 from mcp_resolve.mcp import resolved
 from mcp_resolve.seal import MemoryReplayGuard
@@ -50,18 +50,30 @@ async def rounds(
 
 
 async def test_a_call_that_keeps_asking_stops_at_the_round_budget() -> None:
+    # Four questions, each asked only once the one before is answered: four rounds. (A URL
+    # question that waits no longer spends rounds: its retry is held, tests/test_held_waits.)
     server = MCPServer("budget")
 
-    def pay() -> ElicitURL:
-        return ElicitURL("Pay", "https://pay.example.com/x", elicitation_id="x", wait=True)
+    def first() -> Elicit[Note]:
+        return Elicit("First?", Note)
+
+    def second(a: Annotated[Note, Resolve(first)]) -> Elicit[Note]:
+        return Elicit(f"Second, after {a.text}?", Note)
+
+    def third(b: Annotated[Note, Resolve(second)]) -> Elicit[Note]:
+        return Elicit(f"Third, after {b.text}?", Note)
+
+    def fourth(c: Annotated[Note, Resolve(third)]) -> Elicit[Note]:
+        return Elicit(f"Fourth, after {c.text}?", Note)
 
     @server.tool()
     @resolved(max_rounds=3)
-    async def tool(p: Annotated[Any, Resolve(pay)]) -> str:
-        return "paid"
+    async def tool(d: Annotated[Note, Resolve(fourth)]) -> str:
+        return d.text
 
+    answer = {"action": "accept", "content": {"text": "x"}}
     async with Client(server, mode="2026-07-28", elicitation_callback=never) as client:
-        count, result = await rounds(client, "tool", lambda params: {"action": "accept"})
+        count, result = await rounds(client, "tool", lambda params: answer)
     assert count == 4
     assert result.is_error
     assert "asked questions in more than 3 rounds" in result.content[0].text  # type: ignore[union-attr]

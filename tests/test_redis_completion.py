@@ -1,8 +1,8 @@
 """`RedisCompletionBus` against a real redis-server, on every host, in one process.
 
-What another worker does is sent as the raw Redis commands its bus sends (`SET` of the
-done key, `PUBLISH` on the channel), so the call here can only have been woken through
-Redis; tests/test_redis_workers.py runs the same with two real worker processes.
+What another worker does is sent by another bus object's Redis half (`share`: the signed
+`SET` of the done key and `PUBLISH` on the channel), so the call here can only have been
+woken through Redis; tests/test_redis_workers.py runs the same with two real worker processes.
 Waiting is bounded by `anyio.fail_after` as a hang guard only.
 """
 
@@ -24,12 +24,14 @@ from mcp_resolve import ElicitURL, Resolve
 from mcp_resolve.hosts import completion
 from mcp_resolve.mcp import complete, use_completion_bus
 from mcp_resolve.redis import RedisCompletionBus, RedisUnavailable
+from mcp_resolve.seal import KeyRing
 
 pytestmark = pytest.mark.anyio
 
 PAID: set[str] = set()
 TIMEOUT = {"seconds": 60.0}
 CHANNEL = "mcp_resolve:trust:completed"
+KEYS = KeyRing("completion-key-" + "k" * 32)  # what every worker reads from its environment
 
 
 async def card_page(order: str) -> str | ElicitURL:
@@ -61,7 +63,7 @@ def _clean() -> Any:
 
 @asynccontextmanager
 async def redis_bus(server: RedisServer, **options: Any) -> AsyncIterator[RedisCompletionBus]:
-    bus = RedisCompletionBus(server.url, audience="trust", **options)
+    bus = RedisCompletionBus(server.url, audience="trust", keys=KEYS, **options)
     use_completion_bus(bus)
     try:
         yield bus
@@ -71,12 +73,13 @@ async def redis_bus(server: RedisServer, **options: Any) -> AsyncIterator[RedisC
 
 
 async def another_worker_completes(server: RedisServer, eid: str, *, announce: bool = True) -> None:
-    """What `complete()` on another worker sends: the done key, then the message."""
-    raw = aioredis.Redis(host="127.0.0.1", port=server.port)
-    await raw.set(f"mcp_resolve:trust:done:{eid}", b"1", ex=600)
+    """What `complete()` on another worker sends: the signed done key, then the message."""
+    other = RedisCompletionBus(server.url, audience="trust", keys=KEYS)
     if announce:
-        await raw.publish(CHANNEL, eid)
-    await raw.aclose()
+        await other.share(eid)
+    else:
+        await other.redis.set(f"mcp_resolve:trust:done:{eid}", other.notices.record(eid), ex=600)
+    await other.aclose()
 
 
 async def a_call_waiting(
@@ -248,12 +251,12 @@ async def test_a_completion_announced_while_the_subscription_was_cut_is_caught_u
 async def test_services_sharing_one_redis_listen_on_channels_of_their_own(
     redis_server: RedisServer,
 ) -> None:
-    bank = RedisCompletionBus(redis_server.url, audience="bank")
-    shop = RedisCompletionBus(redis_server.url, audience="shop")
+    bank = RedisCompletionBus(redis_server.url, audience="bank", keys=KEYS)
+    shop = RedisCompletionBus(redis_server.url, audience="shop", keys=KEYS)
     assert await bank.take("same-id") is False  # listening now
     assert await shop.take("same-id") is False
     raw = aioredis.Redis(host="127.0.0.1", port=redis_server.port)
-    await raw.set("mcp_resolve:bank:done:same-id", b"1")
+    await raw.set("mcp_resolve:bank:done:same-id", bank.notices.record("same-id"))
     assert await shop.take("same-id") is False
     assert await bank.take("same-id") is True
     counts = dict(
@@ -266,7 +269,7 @@ async def test_services_sharing_one_redis_listen_on_channels_of_their_own(
 
 def test_a_bus_without_an_audience_is_refused_when_built() -> None:
     with pytest.raises(ValueError, match="needs audience="):
-        RedisCompletionBus("redis://127.0.0.1:6379/0", audience="")
+        RedisCompletionBus("redis://127.0.0.1:6379/0", audience="", keys=KEYS)
 
 
 async def test_closing_the_bus_stops_its_listener_whatever_it_is_doing(
@@ -274,7 +277,7 @@ async def test_closing_the_bus_stops_its_listener_whatever_it_is_doing(
 ) -> None:
     raw = aioredis.Redis(host="127.0.0.1", port=redis_server.port)
     for moment in ("listening", "subscription just cut", "redis gone"):
-        bus = RedisCompletionBus(redis_server.url, audience="trust", timeout=0.5)
+        bus = RedisCompletionBus(redis_server.url, audience="trust", timeout=0.5, keys=KEYS)
         assert await bus.take("nothing") is False  # listening now
         listener = bus._listener
         assert listener is not None

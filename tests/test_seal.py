@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_resolve import seal
+from mcp_resolve.hosts import keys
 from mcp_resolve.seal import (
     FUTURE_SKEW,
     MESSAGE,
@@ -404,7 +404,7 @@ def test_an_empty_ring_and_a_repeated_key_are_refused() -> None:
 
 
 def test_two_keys_whose_ids_collide_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(seal, "_key_id", lambda derived: b"\0\0\0\0")
+    monkeypatch.setattr(keys, "_key_id", lambda derived: b"\0\0\0\0")
     with pytest.raises(ValueError, match="share a key id"):
         KeyRing(NEW, OLD)
 

@@ -90,29 +90,28 @@ async def wait_on_legacy() -> dict[str, Any]:
 
 
 async def wait_on_2026() -> dict[str, Any]:
-    """Every retry runs the resolver again; consent alone is asked again until paid."""
+    """The same on 2026-07-28: the client consents and retries at once, and the server holds
+    that retry until the provider's webhook arrives. The SDK's default client, no settings."""
     bistro = load("bistro")
-    args = {"booking_id": "b3"}
-    rounds: list[str] = []
-    async with Client(bistro.mcp, mode="2026-07-28", elicitation_callback=open_link) as client:
-        result = await client.session.call_tool(
-            "pay_deposit_and_wait", args, allow_input_required=True
-        )
-        while isinstance(result, types.InputRequiredResult):
-            rounds.append(", ".join(result.input_requests or {}))
-            if len(rounds) == 3:  # the user finally pays, after consenting twice
-                await provider_reports(bistro, "b3")
-            consent: types.InputResponses = {
-                key: types.ElicitResult(action="accept") for key in result.input_requests or {}
-            }
-            result = await client.session.call_tool(
-                "pay_deposit_and_wait",
-                args,
-                input_responses=consent,
-                request_state=result.request_state,
-                allow_input_required=True,
-            )
-    return {"rounds": rounds, "result": result.content[0].text}  # type: ignore[union-attr]
+    asked: list[str] = []
+    results: list[str] = []
+
+    async def consent(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return await open_link(context, params)
+
+    async with Client(bistro.mcp, mode="2026-07-28", elicitation_callback=consent) as user:
+
+        async def book() -> None:
+            result = await user.call_tool("pay_deposit_and_wait", {"booking_id": "b3"})
+            results.append(result.content[0].text)  # type: ignore[union-attr]
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(book)
+            await anyio.sleep(0.2)  # the user has consented; the retry is held
+            waiting = list(results)
+            reported = await provider_reports(bistro, "b3")
+    return {"asked": asked, "while waiting": waiting, "provider": reported, "result": results}
 
 
 async def sign_in_page() -> ElicitURL:

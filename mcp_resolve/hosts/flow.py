@@ -29,7 +29,7 @@ from ..engine.results import Resolved, Suspended
 from ..engine.tracing import start_call
 from ..errors import ResolutionError
 from ..seal import OversizedState
-from . import body_rounds, legacy, wire
+from . import body_rounds, held, legacy, wire
 from .at_most_once import DEFAULT_STATE_TTL, AtMostOnce, Principal, Unsealed, check_state_ttl
 from .client_requests import parse_reply
 from .connection import Connection, StateCodec
@@ -169,14 +169,12 @@ class ToolFlow:
                     answers = state.answers_with(responses)
                 elif conn.request_state is None and conn.input_responses:  # a first call
                     upfront = self._responses(conn, None, resolution.graph)
-                outcome = await resolution.resolve(answers)
-                while isinstance(outcome, Suspended):
-                    # A first call's answers count only once their question is asked, past
-                    # the capability gate and `fallback=`, as if asked in a round.
-                    given = self._fallbacks(conn, outcome.questions, upfront)
-                    if not given:
-                        break
-                    outcome = await resolution.resolve(given)
+                first = await resolution.resolve(answers)
+                outcome = await self.settled(conn, resolution, first, upfront)
+                if isinstance(outcome, Suspended):
+                    waits = held.waiting_for(outcome, answers)
+                    if waits is not None:  # consented to a step that waits: hold, as legacy
+                        outcome = await self._hold(conn, resolution, answers or {}, waits)
                 if isinstance(outcome, Suspended):
                     result = self._questions(state, resolution, conn, outcome)
             except Exception as exc:
@@ -203,6 +201,33 @@ class ToolFlow:
         if closing is not None:
             await self._leave(resolution, closing)
         return result
+
+    async def settled(
+        self,
+        conn: Connection,
+        resolution: Resolution,
+        outcome: Resolved | Suspended,
+        upfront: Answers | None = None,
+    ) -> Resolved | Suspended:
+        """The outcome once every question this client cannot be asked took its fallback; a
+        first call's `upfront` answers count once asked, past that gate, as in a round."""
+        while isinstance(outcome, Suspended):
+            given = self._fallbacks(conn, outcome.questions, upfront)
+            if not given:
+                break
+            outcome = await resolution.resolve(given)
+        return outcome
+
+    def _hold(
+        self, conn: Connection, resolution: Resolution, answers: Answers, waits: Question
+    ) -> Awaitable[Resolved | Suspended]:
+        def settle(outcome: Resolved | Suspended) -> Awaitable[Resolved | Suspended]:
+            return self.settled(conn, resolution, outcome)
+
+        return held.hold(
+            conn, resolution, answers, waits, tool=self.tool,
+            ask_timeout=self.ask_timeout, settle=settle,
+        )  # fmt: skip
 
     async def _leave(self, resolution: Resolution, closing: Awaitable[None]) -> None:
         """Run the generator resolvers' cleanup; what it raises reads as a resolver's
@@ -345,8 +370,7 @@ class ToolFlow:
             raise ResolutionError(
                 f"Tool {self.tool!r} asked questions in more than {self.max_rounds} rounds. "
                 "A question worded from changing data (a time, a live price) is new every "
-                "round: build questions from the tool's arguments and earlier answers only. "
-                "A URL question that waits for completion counts its rounds here too.",
+                "round: build questions from the tool's arguments and earlier answers only.",
                 tool=self.tool,
             )
 

@@ -112,7 +112,7 @@ async def ask_one(
         return _ask_client(conn, question, tool)
 
     try:
-        result = await _within(conn, question, tool, deadline, "answer", send)
+        result = await within(conn, question, tool, deadline, "answer", send)
     except MCPError as exc:
         raise client_failed(question, "could not answer", f": {exc.message}", tool) from None
     except ValidationError:  # the reply was not a result of the kind asked for
@@ -135,7 +135,7 @@ async def ask_one(
                 eid, None, session=conn.session, request_id=related
             )
 
-        await _within(conn, question, tool, deadline, "complete", completed)
+        await within(conn, question, tool, deadline, "complete", completed)
     return answer
 
 
@@ -149,15 +149,20 @@ async def _ask_client(conn: Any, question: Question, tool: str) -> Any:
     )
 
 
-async def _within(
+async def within(
     conn: Any,
     question: Question,
     tool: str,
     deadline: float,
     step: str,
     work: Callable[[], Awaitable[T]],
+    *,
+    said: float | None = None,
 ) -> T:
-    """`work()`, unless `deadline` passes or the HTTP client hangs up first."""
+    """`work()`, unless `deadline` passes or the HTTP client hangs up first.
+
+    `said` is the deadline the timeout error names, when `deadline` is what is left of it
+    (a 2026-07-28 retry held across several checks, `held`)."""
     done: list[T] = []
     failed: list[Exception] = []
     gone: list[bool] = []
@@ -186,14 +191,19 @@ async def _within(
     if gone:
         noun = "answer" if step == "answer" else "completion"
         raise client_failed(question, "went away while", f" waited for its {noun}", tool)
-    asked = question.request
     if step == "complete":
-        raise question.failed(
-            f"The step at {asked.url} for parameter {question.parameter!r} was not "  # type: ignore[union-attr]
-            f"completed within {deadline:g} s (tool {tool!r}, resolver {question.resolver!r})",
-            tool=tool,
-        )
+        raise not_completed(question, tool, deadline if said is None else said)
     raise client_failed(question, "did not answer", f" within {deadline:g} s", tool)
+
+
+def not_completed(question: Question, tool: str, deadline: float) -> ResolutionError:
+    """The tool error of a URL step not completed in time: the same on both generations."""
+    asked: Any = question.request
+    return question.failed(
+        f"The step at {asked.url} for parameter {question.parameter!r} was not "
+        f"completed within {deadline:g} s (tool {tool!r}, resolver {question.resolver!r})",
+        tool=tool,
+    )
 
 
 def _http_request(conn: Any) -> Any:

@@ -5,12 +5,14 @@ session, and only that worker can send the client its `notifications/elicitation
 The webhook that reports the payment may reach any worker. Through Redis:
 
 - `publish(id)` (what `complete()` does) records the completion for `remember` seconds
-  (`SET mcp_resolve:<audience>:done:<id> 1 EX ...`, for a call that starts waiting later)
-  and announces it (`PUBLISH mcp_resolve:<audience>:completed <id>`), in one transaction;
+  (`SET mcp_resolve:<audience>:done:<id> <notice> EX ...`, for a call that starts waiting
+  later) and announces it (`PUBLISH mcp_resolve:<audience>:completed <notice>.<id>`), in
+  one transaction; each notice is signed with the server's key ring (`notices`), and one
+  that does not verify wakes nothing: write access to Redis alone completes nothing;
 - every worker that has had a call waiting keeps one subscription to that channel and runs
   `deliver(id)` for each message: the worker holding a waiter for the id notifies its
   session once and wakes the call; the others have nobody waiting and do nothing;
-- `take(id)` is `GETDEL`: each completion satisfies one wait.
+- `take(id)` is `GETDEL`, then the notice's check: each completion satisfies one wait.
 
 The subscription is made, by the first call that waits, before that call looks for a
 recorded completion, so a completion published in between is not missed either way. When
@@ -25,6 +27,7 @@ import asyncio
 import contextlib
 import logging
 import math
+from collections.abc import Sequence
 
 import anyio
 import redis.asyncio as aioredis
@@ -32,6 +35,7 @@ from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
 from ..hosts.completion import REMEMBER_SECONDS, deliver, waiting_ids
+from ..seal import KeyRing
 from .connection import (
     DEFAULT_TIMEOUT,
     RedisUnavailable,
@@ -40,6 +44,7 @@ from .connection import (
     namespace,
     unavailable,
 )
+from .notices import Notices, authenticator_for
 
 logger = logging.getLogger("mcp_resolve")
 
@@ -53,8 +58,10 @@ class RedisCompletionBus:
     `use_completion_bus(RedisCompletionBus(url, audience=...))` in each worker.
 
     `redis` is a URL (`redis://127.0.0.1:6379/0`) or a `redis.asyncio.Redis` client;
-    `audience` (the server's name) keeps two services on one Redis apart. Each command
-    waits at most `timeout` seconds. When Redis fails, `complete()` raises
+    `audience` (the server's name) keeps two services on one Redis apart. `keys` signs and
+    checks every completion: the server's `KeyRing` (or its secrets), by default the ring
+    in `MCP_RESOLVE_STATE_KEYS`, the same in every worker; a bus without keys is refused
+    when built. Each command waits at most `timeout` seconds. When Redis fails, `complete()` raises
     `RedisUnavailable` (after waking the calls waiting in its own worker), and a call
     waiting elsewhere ends at its own timeout with its usual error; nothing hangs, and
     nothing needs a restart once Redis is back.
@@ -67,10 +74,13 @@ class RedisCompletionBus:
         audience: str,
         timeout: float = DEFAULT_TIMEOUT,
         remember: float = REMEMBER_SECONDS,
+        keys: KeyRing | Sequence[str | bytes] | None = None,
     ) -> None:
         self.timeout = check_timeout(timeout)
         self.remember = math.ceil(check_timeout(remember))
         prefix = namespace(audience, "RedisCompletionBus")
+        self.notices = Notices(authenticator_for(keys), audience, self.remember)
+        self._forged = 0
         self.done, self.channel = prefix + "done:", prefix + "completed"
         self.redis = client_for(redis, self.timeout, "RedisCompletionBus")
         self._owned = not isinstance(redis, aioredis.Redis)
@@ -83,11 +93,7 @@ class RedisCompletionBus:
     async def publish(self, elicitation_id: str) -> None:
         failure: BaseException | None = None
         try:
-            with anyio.fail_after(self.timeout):
-                async with self.redis.pipeline(transaction=True) as pipe:
-                    pipe.set(self.done + elicitation_id, b"1", ex=self.remember)
-                    pipe.publish(self.channel, elicitation_id)
-                    await pipe.execute()
+            await self.share(elicitation_id)
         except _FAILURES as exc:
             failure = exc
             logger.warning(
@@ -104,6 +110,19 @@ class RedisCompletionBus:
                 "unavailable); calls waiting elsewhere were not woken, try again"
             ) from None
 
+    async def share(self, elicitation_id: str) -> None:
+        """The Redis half of `publish`: record and announce the signed completion, without
+        waking anything in this process (raises when Redis fails)."""
+        with anyio.fail_after(self.timeout):
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.set(
+                    self.done + elicitation_id,
+                    self.notices.record(elicitation_id),
+                    ex=self.remember,
+                )
+                pipe.publish(self.channel, self.notices.announcement(elicitation_id))
+                await pipe.execute()
+
     async def take(self, elicitation_id: str) -> bool:
         await self._listening()
         try:
@@ -112,7 +131,25 @@ class RedisCompletionBus:
         except _FAILURES as exc:
             self._went_down(exc)
             return False  # the call keeps waiting: a message, or its timeout, ends it
-        return found is not None
+        return found is not None and self._recorded(elicitation_id, found)
+
+    def _recorded(self, elicitation_id: str, found: bytes | str) -> bool:
+        if self.notices.recorded(elicitation_id, _text(found)):
+            return True
+        self._refused("a recorded completion")
+        return False
+
+    def _refused(self, what: str) -> None:
+        """A notice these keys did not sign: dropped, and said (the first and every 100th)."""
+        self._forged += 1
+        if self._forged % 100 == 1:
+            logger.warning(
+                "URL completions: ignored %s on Redis that this server's keys did not sign "
+                "(%d so far): something other than this service's workers writes to its "
+                "keys, or the workers' MCP_RESOLVE_STATE_KEYS differ",
+                what,
+                self._forged,
+            )
 
     async def aclose(self) -> None:
         """Stop listening, and close the client built from a URL (one the application gave
@@ -158,7 +195,7 @@ class RedisCompletionBus:
                 while not self._closing:  # also stops a listener whose cancel got lost
                     message = await pubsub.get_message(timeout=_POLL)
                     if message is not None and message.get("type") == "message":
-                        self._deliver_soon(_text(message["data"]))
+                        self._announced(_text(message["data"]))
             except _FAILURES as exc:
                 self._subscribed.clear()
                 self._went_down(exc)
@@ -174,8 +211,13 @@ class RedisCompletionBus:
         while (await pubsub.get_message(timeout=self.timeout)) is None:
             pass  # until the subscription is confirmed
 
-    def _deliver_soon(self, elicitation_id: str) -> None:
-        """Deliver without holding up the next message (a notice may take seconds)."""
+    def _announced(self, message: str) -> None:
+        """Deliver a genuine announcement without holding up the next message (a notice to a
+        client may take seconds); drop any other."""
+        elicitation_id = self.notices.announced(message)
+        if elicitation_id is None:
+            self._refused("an announced completion")
+            return
         task = asyncio.get_running_loop().create_task(deliver(elicitation_id))
         self._deliveries.add(task)
         task.add_done_callback(self._deliveries.discard)
@@ -185,7 +227,7 @@ class RedisCompletionBus:
         for elicitation_id in waiting_ids():
             getting = self.redis.getdel(self.done + elicitation_id)
             found = await asyncio.wait_for(getting, self.timeout)
-            if found is not None:
+            if found is not None and self._recorded(elicitation_id, found):
                 await deliver(elicitation_id)
 
     def _went_down(self, exc: BaseException) -> None:

@@ -1,0 +1,104 @@
+"""2026-07-28 retries that wait: a consent to a URL step that waits is held until it completes.
+
+On a legacy connection `ElicitURL(..., wait=True)` keeps the call open after the user's
+consent until `complete()` names the question's id, then runs the resolver again. A
+2026-07-28 call has no open call to keep: the client consents, retries at once, and a
+server that answered each retry with the same question again would send it round after
+round (the SDK `Client` gives up after 10 rounds, about 50 ms). So a retry that consents
+to a waiting question the resolver still asks is *held* instead, as the legacy call is:
+
+- it waits for `complete()` on the question's `elicitation_id` (from any worker, through
+  the completion bus), then runs the resolver again; while the resolver still asks the
+  consented question, it waits again, all within one deadline: the question's `timeout`,
+  else the tool's `ask_timeout`, counted from the moment the retry came in;
+- a question without an `elicitation_id` cannot be named by `complete()` (2026-07-28
+  carries no ids), so its retry runs the resolver again every `RECHECK_SECONDS` instead;
+- the deadline passing is the legacy tool error (`was not completed within N s`), and a
+  client that hangs up frees the held request at once, as on legacy;
+- waiting spends no round: the held retry is one request, so the round cap and the
+  client's own round limit see one round however long the step takes.
+
+The held retry is one suspended coroutine and one anyio event (`completion`), no thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import anyio
+
+from ..engine.questions import Question
+from ..engine.resolution import Resolution
+from ..engine.results import Resolved, Suspended
+from . import completion, legacy
+from .connection import Connection
+
+Settle = Callable[[Resolved | Suspended], Awaitable["Resolved | Suspended"]]
+
+RECHECK_SECONDS = 1.0  # how often a held retry without an elicitation id runs its resolver
+
+
+def waiting_for(outcome: Suspended, answers: Mapping[str, Any] | None) -> Question | None:
+    """The question this retry consented to that waits for completion and is asked again
+    (the same wording: a consent to another page is no consent to this one), if any."""
+    if not answers:
+        return None
+    for question in outcome.questions:
+        if not question.request_waits:
+            continue
+        answer = answers.get(question.key)
+        if answer is None or getattr(answer, "action", None) != "accept":
+            continue
+        digest = getattr(answer, "digest", None)
+        if digest is None or digest == question.digest:
+            return question
+    return None
+
+
+async def hold(
+    conn: Connection,
+    resolution: Resolution,
+    answers: Mapping[str, Any],
+    question: Question,
+    *,
+    tool: str,
+    ask_timeout: float,
+    settle: Settle,
+) -> Resolved | Suspended:
+    """Wait for `question`'s step, run its resolver again, and again while it still waits;
+    the outcome once it asks something else or resolves, or the tool error at the deadline.
+    `settle` gives the questions this client cannot be asked their fallbacks."""
+    deadline: float = getattr(question.request, "timeout", None) or ask_timeout
+    end = anyio.current_time() + deadline
+    while True:
+        left = end - anyio.current_time()
+        if left <= 0:
+            raise legacy.not_completed(question, tool, deadline)
+        woken = _woken(conn, question, left)
+        await legacy.within(conn, question, tool, left, "complete", woken, said=deadline)
+        outcome = await settle(await resolution.resolve(answers))
+        if isinstance(outcome, Resolved):
+            return outcome
+        waiting = waiting_for(outcome, answers)
+        if waiting is None:
+            return outcome
+        question = waiting
+
+
+def _woken(conn: Connection, question: Question, left: float) -> Any:
+    """What wakes a held retry: `complete()` on the question's id, or the next re-check."""
+    elicitation_id = getattr(question.request, "elicitation_id", None)
+    if elicitation_id:
+
+        def completed() -> Any:
+            return completion.wait_for_completion(
+                elicitation_id, None, session=conn.session, request_id=conn.request_id
+            )
+
+        return completed
+
+    def recheck() -> Any:
+        return anyio.sleep(min(RECHECK_SECONDS, left))
+
+    return recheck

@@ -1,0 +1,142 @@
+"""The server's secret keys: the ring that seals request states, and tags made under it.
+
+A `KeyRing` holds one or more secrets (the first signs and seals, every one verifies and
+opens, for rotation). Nothing keeps a secret itself: each use has its own keys derived
+by HKDF-SHA256 (sealing, and one per `authenticator(purpose)`), so a value made for one
+use is never valid for another. `mcp_resolve.seal` re-exports `KeyRing`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import os
+
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+MIN_KEY_BYTES = 32
+_INFO = b"mcp_resolve/requestState/v1/aes-256-gcm"
+_MAC_INFO = b"mcp_resolve/authenticator/v1/hmac-sha256"
+_KID_LABEL = b"mcp_resolve/requestState/v1/key-id"
+_KID = 4
+
+
+def _key_id(derived: bytes) -> bytes:
+    return hashlib.sha256(_KID_LABEL + derived).digest()[:_KID]
+
+
+class KeyRing:
+    """Secret keys for sealing: the first one seals, every one unseals (for rotation).
+
+    Each secret (bytes, or str taken as its UTF-8 text) must be at least 32 bytes; the AES
+    key is derived from it with HKDF-SHA256, so the raw secret is never used or kept. A
+    4-byte key id, a hash of the derived key, goes in each token, so unsealing picks its
+    key without trial decryption. To rotate across several workers, in three phases, each
+    rolled out everywhere before the next: (1) add the new key *second*, [old, new], so
+    every worker can read it while all still seal with the old one; (2) move it first,
+    [new, old]; (3) after one ttl, drop the old key, [new].
+    """
+
+    def __init__(self, *secrets: bytes | bytearray | str) -> None:
+        if not secrets:
+            raise ValueError("KeyRing needs at least one secret key")
+        derived_keys: list[bytes] = []
+        for number, secret in enumerate(secrets, 1):
+            if isinstance(secret, str):
+                raw = secret.encode("utf-8", "surrogatepass")
+            elif isinstance(secret, (bytes, bytearray)):
+                raw = bytes(secret)
+            else:
+                raise TypeError(
+                    f"key #{number} must be bytes or str, not {type(secret).__name__} "
+                    "(pass several keys as separate arguments: KeyRing(*keys))"
+                )
+            if len(raw) < MIN_KEY_BYTES:
+                raise ValueError(
+                    f"key #{number} is {len(raw)} bytes; each key needs at least "
+                    f"{MIN_KEY_BYTES} (e.g. secrets.token_urlsafe(32))"
+                )
+            derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_INFO).derive(raw)
+            for other, earlier in enumerate(derived_keys, 1):
+                if earlier == derived:
+                    raise ValueError(f"key #{number} is the same as key #{other}")
+                if _key_id(earlier) == _key_id(derived):
+                    raise ValueError(f"keys #{other} and #{number} share a key id; replace one")
+            derived_keys.append(derived)
+        self._keys = tuple((_key_id(d), AESGCM(d)) for d in derived_keys)
+        self._by_id = dict(self._keys)
+        # Roots for `authenticator()`: derived apart from the sealing keys, never the secret.
+        self._mac_roots = tuple(
+            HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_MAC_INFO).derive(d)
+            for d in derived_keys
+        )
+
+    @classmethod
+    def from_env(cls, name: str = "MCP_RESOLVE_STATE_KEYS") -> KeyRing:
+        """Keys from a comma-separated environment variable, sealing key first.
+
+        Each entry is raw text (surrounding spaces stripped), read exactly as
+        `KeyRing("...")` reads a str, so both ways of configuring agree; generate one with
+        `python -c "import secrets; print(secrets.token_urlsafe(32))"`.
+        """
+        value = os.environ.get(name, "").strip()
+        if not value:
+            raise ValueError(f"environment variable {name} is not set or is empty")
+        entries = [entry.strip() for entry in value.split(",")]
+        if not all(entries):
+            raise ValueError(f"{name} has an empty entry; separate keys with single commas")
+        try:
+            return cls(*entries)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from None
+
+    @classmethod
+    def generate(cls) -> KeyRing:
+        """A random key held only by this process: tokens die with it and other workers."""
+        return cls(os.urandom(32))
+
+    def authenticator(self, purpose: str) -> Authenticator:
+        """HMAC-SHA256 tags for `purpose` (e.g. the completion bus) under this ring: the
+        first key signs, every key verifies, so rotation works as for sealing. Each purpose
+        has its own keys, derived from the ring's, so a tag made for one purpose (or a
+        sealed state) is never valid for another."""
+        label = purpose.encode("utf-8")
+        keys = tuple(hmac.new(root, label, hashlib.sha256).digest() for root in self._mac_roots)
+        return Authenticator(keys)
+
+    @property
+    def key_ids(self) -> tuple[str, ...]:
+        return tuple(kid.hex() for kid, _ in self._keys)
+
+    def __repr__(self) -> str:
+        return f"KeyRing(key_ids={list(self.key_ids)!r})"
+
+
+class Authenticator:
+    """Tags messages with the first key of a `KeyRing`, checks them against every key."""
+
+    __slots__ = ("_keys",)
+
+    def __init__(self, keys: tuple[bytes, ...]) -> None:
+        self._keys = keys
+
+    def sign(self, message: bytes) -> str:
+        """The tag of `message`: 43 characters of base64url, without `.` or padding."""
+        tag = hmac.new(self._keys[0], message, hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(tag).rstrip(b"=").decode("ascii")
+
+    def verify(self, message: bytes, tag: str) -> bool:
+        """Whether `tag` is `message`'s under any key of the ring (in constant time)."""
+        given = tag.encode("ascii", "replace")
+        found = False
+        for key in self._keys:
+            expected = hmac.new(key, message, hashlib.sha256).digest()
+            made = base64.urlsafe_b64encode(expected).rstrip(b"=")
+            found |= hmac.compare_digest(made, given)
+        return found
+
+    def __repr__(self) -> str:
+        return f"Authenticator(keys={len(self._keys)})"
