@@ -78,6 +78,11 @@ def render_elicitation_schema(model: type[BaseModel]) -> dict[str, Any]:
         raise TypeError(
             f"render_elicitation_schema() needs a pydantic BaseModel subclass, got {model!r}"
         )
+    if model is BaseModel:  # pydantic's own error here is an AttributeError
+        raise TypeError(
+            "a form needs a model with fields: BaseModel itself has none (build the "
+            "question's model, for example with pydantic.create_model, and ask with that)"
+        )
     cached = _cache.get(model)
     if cached is None:
         cached = _cache[model] = _render(model)

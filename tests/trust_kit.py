@@ -27,6 +27,7 @@ from mcp.server.request_state import RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
 from mcp_resolve.lowlevel import KeyRing, ResolvedTools
+from mcp_resolve.mcp import ResolvingMCPServer
 from mcp_resolve.mcp import resolved as mcp_resolved
 from mcp_resolve.seal import StateSealer
 
@@ -78,9 +79,13 @@ def serve(
     auth: bool = False,
     keys: KeyRing | None = None,
     lowlevel: dict[str, Any] | None = None,
+    scoped: bool = False,
     **options: Any,
 ) -> Served:
     """`tools` on `host`; `options` go to `resolved(...)` or to `ResolvedTools(...)`.
+
+    `scoped` keeps an application scope in the server's lifespan, each host its own way
+    (`ResolvingMCPServer`, `ResolvedTools.lifespan`, fastmcp's `app_scope`).
 
     `ttl` is the state lifetime as each host is told it: the SDK's
     `RequestStateSecurity(ttl=...)` and `resolved(state_ttl=...)`, or the low-level
@@ -97,21 +102,30 @@ def serve(
         plain = ResolvedTools(sealer=sealer, **options, **(lowlevel or {}))
         for tool in tools:
             plain.add(tool)
-        low = Server(name, on_list_tools=plain.list_tools, on_call_tool=plain.call_tool)
+        low = Server(
+            name,
+            on_list_tools=plain.list_tools,
+            on_call_tool=plain.call_tool,
+            **({"lifespan": plain.lifespan} if scoped else {}),
+        )
         return Served(host, low, lambda: low.streamable_http_app(host="127.0.0.1", **auth_kw))
     if ttl is not None:
         options.setdefault("state_ttl", ttl)
     security = RequestStateSecurity(keys=[KEY], ttl=ttl or 600.0)
     if host == "mcpserver":
-        high = MCPServer(name, request_state_security=security, **auth_kw)
+        kind = ResolvingMCPServer if scoped else MCPServer
+        high = kind(name, request_state_security=security, **auth_kw)
         for tool in tools:
             high.tool()(mcp_resolved(**options)(tool))
         return Served(host, high, lambda: high.streamable_http_app(host="127.0.0.1"))
     from fastmcp import FastMCP
 
+    from mcp_resolve.fastmcp import app_scope
     from mcp_resolve.fastmcp import resolved as fastmcp_resolved
 
-    app = FastMCP(name, request_state_security=security)
+    app = FastMCP(
+        name, request_state_security=security, **({"lifespan": app_scope} if scoped else {})
+    )
     for tool in tools:
         app.tool()(fastmcp_resolved(**options)(tool))
     low = app._mcp_server

@@ -280,9 +280,7 @@ class _Builder(ParameterReader):
         for member in union_members(annotation) or (annotation,):
             origin = get_origin(member) or member
             if origin is Elicit:
-                args = get_args(member)
-                model = args[0] if args and isinstance(args[0], type) else None
-                asked.append(("form", model))
+                asked.append(("form", declared_model(member)))
             elif origin is ElicitURL or origin is Sample or origin is ListRoots:
                 asked.append((KINDS[origin], None))
             elif sdk_lookalike(member) is not None:
@@ -307,6 +305,13 @@ class _Builder(ParameterReader):
                 except TypeError as exc:
                     self.problem(
                         f"asks for a form no client can render: {exc}",
+                        resolver=node.name,
+                        cause=exc,
+                    )
+                except Exception as exc:  # pydantic's own failures reading the model
+                    self.problem(
+                        f"declares a form for parameter {node.parameter!r} whose model "
+                        f"cannot be read: {type(exc).__name__}: {first_line(exc)}",
                         resolver=node.name,
                         cause=exc,
                     )
@@ -336,3 +341,20 @@ class _Builder(ParameterReader):
         check_scopes(ordered, self.problem)
         settle_app_nodes(ordered)
         return tuple(node.freeze() for node in ordered)
+
+
+def declared_model(annotation: Any) -> type[BaseModel] | None:
+    """The model `Elicit[M]` in a return annotation names, or None when it is known only
+    when the question is asked: `Elicit[BaseModel]` or a type variable (a form built at
+    run time, with `pydantic.create_model`), or `Elicit` bare. Such a form is checked, as
+    every undeclared one is, when the resolver returns it."""
+    args = get_args(annotation)
+    model = args[0] if args else None
+    if isinstance(model, type) and model is not BaseModel:
+        return model
+    return None
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's message without the lines pydantic adds (a link to its docs)."""
+    return (str(exc).strip().splitlines() or [""])[0]

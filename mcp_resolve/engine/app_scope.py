@@ -3,7 +3,8 @@
 One scope lives as long as one server lifespan (a host opens it when the lifespan starts
 and closes it when it ends); `async with AppScope() as app:` does the same by hand, for a
 test or an engine used without a host. A value is built on first use (or at start, for
-`eager=True` resolvers), by the call that needs it first, in that call's task: calls that
+`eager=True` resolvers), by the call that needs it first, in that call's task but in an
+empty context (no request, no user, none of the caller's context variables): calls that
 need it meanwhile wait for that one build (an anyio event per value, so on asyncio and on
 trio alike). A build that fails is reported to every call that waited for it, and the next
 call tries again; a build abandoned because its call was cancelled is taken over by a
@@ -17,9 +18,10 @@ must not hold a cancel scope or a task group open across its `yield`.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import types
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterable, Mapping
 from typing import Any, Protocol
 
 import anyio
@@ -49,6 +51,37 @@ class _Build:
     def __init__(self) -> None:
         self.done = anyio.Event()
         self.error: BaseException | None = None
+
+
+class _Outside:
+    """Awaits a build with every step run in an empty context: a value every caller shares
+    must not be built as one of them (the SDK's `get_access_token()`, a tracing span, any
+    context variable the first caller set). A sync resolver's thread hop copies the
+    context it is started from, so it sees none either."""
+
+    __slots__ = ("_context", "_coro")
+
+    def __init__(self, coro: Coroutine[Any, Any, Any]) -> None:
+        self._coro = coro
+        self._context = contextvars.Context()
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        coro, run = self._coro, self._context.run
+        sent: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                yielded = run(coro.send, sent) if error is None else run(coro.throw, error)
+            except StopIteration as stop:
+                return stop.value
+            sent, error = None, None
+            try:
+                sent = yield yielded
+            except GeneratorExit:
+                run(coro.close)
+                raise
+            except BaseException as exc:  # a cancellation, thrown into the build
+                error = exc
 
 
 class AppScope:
@@ -115,7 +148,7 @@ class AppScope:
                 )
         build = self._building[key] = _Build()
         try:
-            value = await self._build(graph, node, fail)
+            value = await _Outside(self._build(graph, node, fail))
         except Exception as exc:
             build.error = exc
             raise

@@ -29,7 +29,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import mcp_types as types
 from fastmcp.exceptions import ToolError
 from fastmcp.server.context import Context
 from fastmcp.server.server import FastMCP
@@ -40,6 +39,7 @@ from .at_most_once import STATE_REFUSED
 from .completion import announce
 from .connection import Connection
 from .fastmcp_scope import APP_SCOPE, app_scope
+from .no_request import outside_a_request
 from .wrapping import WrappedFunction
 
 
@@ -54,38 +54,8 @@ def _connection(ctx: Context, app_scoped: bool = False) -> Connection:
     request = ctx.request_context
     app = ctx.lifespan_context.get(APP_SCOPE) if app_scoped else None
     if request is None:
-        return Connection.of(_NoRequest, _NoRequest, context=ctx, request_context=None, app=app)
+        return outside_a_request(ctx, app)
     return Connection.of(request, ctx, context=ctx, app=app)
-
-
-class _NoClient:
-    """The session of a call without an MCP request: it cannot ask anyone anything.
-
-    Questions then get their `fallback=`, or the -32021 refusal naming the resolver.
-    """
-
-    can_send_request = False
-    client_capabilities: types.ClientCapabilities | None = None
-    protocol_version: str | None = None
-
-    async def elicit_form(self, *args: Any, **kwargs: Any) -> types.ElicitResult:
-        raise MCPError(code=types.INTERNAL_ERROR, message="no client to ask")
-
-    async def elicit_url(self, *args: Any, **kwargs: Any) -> types.ElicitResult:
-        raise MCPError(code=types.INTERNAL_ERROR, message="no client to ask")
-
-    async def send_elicit_complete(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-class _NoRequest:
-    """Stands for the request of an in-process call: no version (legacy), nobody to ask."""
-
-    protocol_version = None
-    session = _NoClient()
-    request_id = None
-    request_state = None
-    input_responses = None
 
 
 class _Host(WrappedFunction):

@@ -161,20 +161,22 @@ class ToolFlow:
         # failures are translated before cleanup sees them, the body's own are not.
         try:
             try:
-                answers = None
+                answers = upfront = None
                 if state.asked or state.answers:
                     responses = self._responses(conn, state, resolution.graph)
                     if trace is not None:  # this round's answers, to the last round's questions
                         trace.answered(responses, state.rounds)
                     answers = state.answers_with(responses)
                 elif conn.request_state is None and conn.input_responses:  # a first call
-                    answers = self._responses(conn, None, resolution.graph)
+                    upfront = self._responses(conn, None, resolution.graph)
                 outcome = await resolution.resolve(answers)
                 while isinstance(outcome, Suspended):
-                    fallbacks = self._fallbacks(conn, outcome.questions)
-                    if fallbacks is None:
+                    # A first call's answers count only once their question is asked, past
+                    # the capability gate and `fallback=`, as if asked in a round.
+                    given = self._fallbacks(conn, outcome.questions, upfront)
+                    if not given:
                         break
-                    outcome = await resolution.resolve(fallbacks)
+                    outcome = await resolution.resolve(given)
                 if isinstance(outcome, Suspended):
                     result = self._questions(state, resolution, conn, outcome)
             except Exception as exc:
@@ -322,17 +324,21 @@ class ToolFlow:
         return responses
 
     def _fallbacks(
-        self, conn: Connection, questions: tuple[Question, ...]
-    ) -> dict[str, Any] | None:
-        """Fallbacks for the questions this client cannot be asked; refuse if one has none."""
+        self, conn: Connection, questions: tuple[Question, ...], upfront: Answers | None = None
+    ) -> dict[str, Any]:
+        """Fallbacks for the questions this client cannot be asked (refused if one has
+        none), and the answers sent `upfront` (taken once each) to those it can be asked."""
         caps = conn.session.client_capabilities
         unaskable = [q for q in questions if not wire.can_ask(caps, q)]
         refused = [q for q in unaskable if not wire.has_fallback(q)]
         if refused:
             raise wire.missing_capability(refused)
-        if not unaskable:
-            return None
-        return {q.key: wire.fallback_outcome(q) for q in unaskable}
+        given: dict[str, Any] = {q.key: wire.fallback_outcome(q) for q in unaskable}
+        if upfront:
+            for question in questions:
+                if question.key not in given and question.key in upfront:
+                    given[question.key] = upfront.pop(question.key)
+        return given
 
     def _check_rounds(self, rounds: int) -> None:
         if rounds > self.max_rounds:

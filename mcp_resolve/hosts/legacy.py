@@ -59,7 +59,7 @@ async def ask_all(
     unaskable = [q for q in questions if not (back_channel and wire.can_ask(caps, q))]
     refused = [q for q in unaskable if not wire.has_fallback(q)]
     if refused:
-        why = None if back_channel else "this connection has no channel back to the client"
+        why = None if back_channel else no_channel_reason(conn.session)
         raise wire.missing_capability(refused, why=why)
     for question in questions:
         if question in unaskable:
@@ -67,6 +67,14 @@ async def ask_all(
             continue
         answers[question.key] = await ask_one(conn, question, tool, derived, ask_timeout)
     return answers
+
+
+def no_channel_reason(session: Any) -> str:
+    """Why `session` cannot carry a question: a call with no request says so itself."""
+    reason = getattr(session, "no_channel_reason", None)
+    if isinstance(reason, str):
+        return reason
+    return "this connection has no channel back to the client"
 
 
 def client_failed(question: Question, verb: str, detail: str, tool: str) -> ResolutionError:

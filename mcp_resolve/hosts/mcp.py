@@ -30,6 +30,8 @@ from .body_rounds import BodyRound
 from .completion import announce
 from .connection import Connection
 from .lifespan import Lifespan, graphs_of, keeping_scope, scope_of
+from .no_request import outside_a_request
+from .sdk_markers import translated, uses_sdk_resolve
 from .shared_keys import warn_keys_of_this_process, warn_unknown_key
 from .wrapping import WrappedFunction
 
@@ -59,6 +61,8 @@ class _Host(WrappedFunction):
 
     def connection(self, ctx: Context) -> Connection:
         request = request_context_of(ctx)
+        if request is None:  # `await server.call_tool(...)` with no request behind it
+            return outside_a_request(ctx)
         app = scope_of(request.lifespan_context) if self.flow.app_scoped else None
         # The SDK leaves the unsealed state in the request's params; the typed responses
         # are read (a pydantic property) only when the client sent some.
@@ -72,7 +76,8 @@ class _Host(WrappedFunction):
 
 
 def request_context_of(ctx: Context) -> Any:
-    """`ctx.request_context`, read without the cost of a pydantic property where possible.
+    """`ctx.request_context`, read without the cost of a pydantic property where possible;
+    None for a call with no request behind it (`MCPServer.call_tool(...)` in a test).
 
     `Context` is a pydantic model: its public properties read a private attribute through
     pydantic's `__getattr__`, about 3 µs each, which was a third of this host's overhead
@@ -81,7 +86,12 @@ def request_context_of(ctx: Context) -> Any:
     """
     private = getattr(ctx, "__pydantic_private__", None)
     request = private.get("_request_context") if private else None
-    return request if request is not None else ctx.request_context
+    if request is not None:
+        return request
+    try:
+        return ctx.request_context
+    except ValueError:  # the SDK's "Context is not available outside of a request"
+        return None
 
 
 resolved = _Host.decorator(
@@ -164,8 +174,11 @@ class ResolvingMCPServer(MCPServer):
         super().add_tool(fn, *args, **kwargs)
 
     def _resolved(self, fn: F) -> F:
-        """`fn` wrapped where it needs it, its graph kept for the lifespan's eager values."""
-        if uses_resolve(fn):
+        """`fn` wrapped where it needs it, its graph kept for the lifespan's eager values;
+        the SDK's own `Resolve` markers are translated into ours first."""
+        if not hasattr(fn, "__mcp_resolve_graph__") and uses_sdk_resolve(fn):
+            fn = resolved(translated(fn))
+        elif uses_resolve(fn):
             fn = resolved(fn)
         self._resolved_graphs.extend(graphs_of([fn]))
         return fn
@@ -183,7 +196,7 @@ class ResolvingMCPServer(MCPServer):
         register = super().resource(uri, *args, **kwargs)
 
         def decorator(fn: F) -> F:
-            if not uses_resolve(fn):
+            if not (uses_resolve(fn) or uses_sdk_resolve(fn)):
                 return register(self._resolved(fn))
             if not UriTemplate.parse(uri).variable_names:
                 # The SDK gives a static resource no Context, and resolvers need one.
