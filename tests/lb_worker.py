@@ -6,9 +6,9 @@ docs/serving.md tells users to run theirs. Every worker gets the same environmen
 - `MCP_RESOLVE_STATE_KEYS`, `MCP_RESOLVE_REDIS_URL`: the keys and the Redis they share;
 - `SHOP_WEBHOOK_SECRET`: the secret the payment provider signs its reports with;
 - `SHOP_LEDGER`: a file both workers append what happened to (orders, payments);
-- `SHOP_REQUEST_LOG`: a file each JSON-RPC request POSTed to /mcp appends the worker's pid
-  and the method to, so a test can tell how the load balancer spread requests whose
-  answer names no worker (refusals).
+- `SHOP_REQUEST_LOG`: a file each JSON-RPC request POSTed to /mcp appends the worker's pid,
+  the method and the `order` argument to, so a test can tell where the load balancer sent
+  requests whose answer names no worker (refusals, retries being held).
 
 Each result names the worker (its pid) that ran the body.
 """
@@ -80,13 +80,13 @@ async def order(item: str, confirm: Annotated[Confirm, Resolve(confirm_order)]) 
 
 
 def payment(order: str) -> str | ElicitURL:
-    """The receipt once the provider reported the payment; until then, its page, which
-    names the worker that asked (so that a test can report to the other one)."""
+    """The receipt once the provider reported the payment; until then, its page (the same
+    on every worker: a 2026-07-28 consent given to one worker's page holds on another)."""
     if f"paid {order}" in recorded():
         return f"receipt {order}"
     return ElicitURL(
         f"Pay order {order} on the provider's page.",
-        f"https://pay.example.com/{order}?worker={PID}",
+        f"https://pay.example.com/{order}",
         elicitation_id=f"pay-{order}",
         wait=True,
         timeout=60,
@@ -130,8 +130,9 @@ async def paid(request: Request) -> PlainTextResponse:
 
 
 class RequestLog:
-    """Appends `<pid> <method>` to `SHOP_REQUEST_LOG` for each JSON-RPC request POSTed to
-    /mcp (the body is read here, then handed on to the app unchanged)."""
+    """Appends `<pid> <method> <order>` to `SHOP_REQUEST_LOG` for each JSON-RPC request
+    POSTed to /mcp (`-` where there is no order argument); the body is read here, then
+    handed on to the app unchanged."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -148,12 +149,15 @@ class RequestLog:
             if message["type"] != "http.request" or not message.get("more_body"):
                 break
         body = b"".join(m.get("body", b"") for m in messages)
+        method, order = "-", "-"
         try:
-            method = json.loads(body).get("method", "-")
-        except (ValueError, AttributeError):
-            method = "-"
+            message = json.loads(body)
+            method = str(message.get("method", "-"))
+            order = str(message["params"]["arguments"].get("order", "-"))
+        except (ValueError, AttributeError, KeyError, TypeError):
+            pass
         with open(self.path, "a", encoding="utf-8") as file:
-            file.write(f"{PID} {method}\n")
+            file.write(f"{PID} {method} {order}\n")
 
         async def replay() -> Message:
             return messages.pop(0) if messages else await receive()

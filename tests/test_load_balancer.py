@@ -41,15 +41,16 @@ class Shop:
     url: str  # the load balancer's /mcp
     workers: dict[int, str]  # pid -> the worker's own address
     ledger: Path
-    request_log: Path  # `<pid> <method>` per JSON-RPC request a worker took
+    request_log: Path  # `<pid> <method> <order>` per JSON-RPC request a worker took
 
-    def requests(self, since: int = 0) -> list[tuple[int, str]]:
-        """(pid, method) of each JSON-RPC request the workers took, from the `since`-th."""
+    def requests(self, since: int = 0) -> list[tuple[int, str, str]]:
+        """(pid, method, order) of each JSON-RPC request the workers took, from the
+        `since`-th (order `-` where there was none)."""
         lines = self.request_log.read_text().splitlines() if self.request_log.exists() else []
-        return [(int(pid), method) for pid, method in (line.split() for line in lines[since:])]
+        return [(int(pid), method, order) for pid, method, order in map(str.split, lines[since:])]
 
     def calls_per_worker(self, since: int) -> Counter[int]:
-        return Counter(pid for pid, method in self.requests(since) if method == "tools/call")
+        return Counter(pid for pid, method, _ in self.requests(since) if method == "tools/call")
 
     def ledger_lines(self) -> list[str]:
         return self.ledger.read_text().splitlines() if self.ledger.exists() else []
@@ -233,18 +234,16 @@ async def report_paid(address: str, order: str, secret: str = SECRET) -> httpx2.
 
 
 class Payer:
-    """A legacy client that opens each payment page (it consents), and notes the worker the
-    page names and the completions it was told of."""
+    """A legacy client that opens each payment page (it consents), and notes the
+    completions it was told of."""
 
     def __init__(self) -> None:
-        self.asked_by: list[int] = []
+        self.asked: list[str] = []
         self.told: list[str] = []
-        self.page_shown = anyio.Event()
 
     async def callback(self, context: Any, params: Any) -> types.ElicitResult:
         assert isinstance(params, types.ElicitRequestURLParams), params
-        self.asked_by.append(int(params.url.rpartition("worker=")[2]))
-        self.page_shown.set()
+        self.asked.append(params.url)
         return types.ElicitResult(action="accept")
 
     async def handler(self, message: Any) -> None:
@@ -252,20 +251,31 @@ class Payer:
             self.told.append(message.params.elicitation_id)
 
 
+async def call_taken_by(shop: Shop, order: str, nth: int = 0) -> int:
+    """The worker that took the `nth` `tools/call` of `order` (0: the call, 1: its retry)."""
+    while True:
+        calls = [pid for pid, m, o in shop.requests() if m == "tools/call" and o == order]
+        if len(calls) > nth:
+            return calls[nth]
+        await anyio.sleep(0.02)
+
+
 async def test_twenty_legacy_url_waits_are_completed_by_reports_to_the_other_worker(
     shop: Shop,
 ) -> None:
     results: dict[int, str] = {}
     payers = [Payer() for _ in range(CALLS)]
+    waiting_on: dict[int, int] = {}
     reported_on: dict[int, str] = {}
 
     async def pay(i: int) -> None:
         payer = payers[i]
 
         async def provider_reports_to_the_other_worker() -> None:
-            await payer.page_shown.wait()
-            (waiting_on,) = payer.asked_by
-            (other,) = (address for pid, address in shop.workers.items() if pid != waiting_on)
+            while not payer.asked:  # the page is shown: the call waits
+                await anyio.sleep(0.01)
+            waiting_on[i] = await call_taken_by(shop, f"o{i}")
+            (other,) = (address for pid, address in shop.workers.items() if pid != waiting_on[i])
             response = await report_paid(other, f"o{i}")
             assert response.status_code == 200, response.text
             reported_on[i] = response.text
@@ -288,11 +298,11 @@ async def test_twenty_legacy_url_waits_are_completed_by_reports_to_the_other_wor
                 group.start_soon(pay, i)
     assert sorted(results) == list(range(CALLS))
     for i, done in results.items():
-        (waiting_on,) = payers[i].asked_by
-        assert done == f"receipt o{i} (worker {waiting_on})"  # finished where it waited
-        assert reported_on[i] != f"completed on worker {waiting_on}"  # reported elsewhere
+        assert done == f"receipt o{i} (worker {waiting_on[i]})"  # finished where it waited
+        assert reported_on[i] != f"completed on worker {waiting_on[i]}"  # reported elsewhere
+        assert payers[i].asked == [f"https://pay.example.com/o{i}"]
         assert payers[i].told == [f"pay-o{i}"]  # told once
-    assert {payer.asked_by[0] for payer in payers} == set(shop.workers)
+    assert set(waiting_on.values()) == set(shop.workers)
 
 
 async def test_a_report_with_a_wrong_signature_completes_nothing(shop: Shop) -> None:
