@@ -9,7 +9,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint docs bench clean redis-server conformance npm
+.PHONY: demo test lint docs bench clean redis-server haproxy conformance npm
 
 # pip's own output is a wall of text; this shows one line that counts what pip collects, then
 # what it installs. pip's errors (stderr) are shown as they are; pipefail keeps its status.
@@ -31,7 +31,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/mcp-resolve demo $(ARGS)
 
-test: $(STAMP) redis-server
+test: $(STAMP) redis-server haproxy
 	$(BIN)/python -m pytest
 
 # The Redis tests start their own redis-server (Debian package redis-server); install it once,
@@ -44,6 +44,17 @@ redis-server:
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends \
 			redis-server >/dev/null; \
 		command -v redis-server >/dev/null; }
+
+# The load-balancer tests run HAProxy (Debian package haproxy) in front of two workers;
+# installed the same way. Debian puts it in /usr/sbin, which a user's PATH may lack.
+haproxy:
+	@PATH="$$PATH:/usr/sbin:/usr/local/sbin" command -v haproxy >/dev/null || { \
+		echo "Installing haproxy (Debian package) for the load-balancer tests"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq >/dev/null && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends \
+			haproxy >/dev/null; \
+		PATH="$$PATH:/usr/sbin:/usr/local/sbin" command -v haproxy >/dev/null; }
 
 # The official MCP conformance suite (npm @modelcontextprotocol/conformance), both lines at
 # pinned versions, and the Node >= 22 it needs (the npm package `node`), all in $(SUITES),

@@ -265,7 +265,10 @@ class StateSealer:
         kid, nonce, sealed = raw[:_KID], raw[_KID : _KID + _NONCE], raw[_KID + _NONCE :]
         aead = self._keys._by_id.get(kid)
         if aead is None:
-            raise InvalidState("unknown_key", "key id not in ring")
+            raise InvalidState(
+                "unknown_key", "key id not in ring: sealed by another worker, or before a "
+                "restart? give every worker the same keys (MCP_RESOLVE_STATE_KEYS)",
+            )  # fmt: skip
         try:
             plaintext = aead.decrypt(nonce, sealed, _AAD_PREFIX + kid)
         except InvalidTag:

@@ -115,6 +115,26 @@ def test_every_python_block_is_a_verbatim_excerpt_of_the_file_it_names(block: Bl
     assert find_excerpt(excerpt, lines), f"{block}: not a verbatim excerpt of {named.group(1)}"
 
 
+@pytest.mark.parametrize("block", blocks("cfg"), ids=str)
+def test_every_configuration_block_is_the_whole_file_it_names(block: Block) -> None:
+    """A configuration (HAProxy's) is copied whole: the page shows all of the file the
+    tests run, not a copy that could drift."""
+    first, _, rest = block.text.partition("\n")
+    named = re.fullmatch(r"#\s*(\S+)\s*", first)
+    assert named, f"{block}: the first line must be a comment naming a file, got {first!r}"
+    path = ROOT / named.group(1)
+    assert path.is_file(), f"{block}: {named.group(1)} does not exist"
+    assert rest == path.read_text(encoding="utf-8"), f"{block}: not all of {named.group(1)}"
+
+
+def test_serving_shows_the_haproxy_configuration_the_load_balancer_tests_run() -> None:
+    from load_balancer import CONFIG
+
+    shown = [b for b in blocks("cfg") if b.page == "serving.md"]
+    assert [b.text.partition("\n")[0] for b in shown] == ["# docs/snippets/haproxy.cfg"]
+    assert CONFIG == ROOT / "docs" / "snippets" / "haproxy.cfg"
+
+
 def test_the_excerpt_check_allows_a_uniform_indent_and_nothing_else() -> None:
     lines = ["def f():", "    x = 1", "", "    return x"]
     assert find_excerpt(["x = 1", "", "return x"], lines)

@@ -1,10 +1,15 @@
 """Serving over HTTP: the ASGI app of a server with resolvers, for uvicorn and its workers.
 
-In production (from this folder):
+In production (from this folder), one process per port behind HAProxy (docs/serving.md):
 
     export MCP_RESOLVE_STATE_KEYS="$(python -c 'import secrets; print(secrets.token_urlsafe(32))')"
     export MCP_ALLOWED_HOSTS="files.example.com"
-    uvicorn serving:app --host 0.0.0.0 --port 8000 --workers 4
+    uvicorn serving:app --host 127.0.0.1 --port 8001 &
+    uvicorn serving:app --host 127.0.0.1 --port 8002 &
+    MCP_LB_BIND=0.0.0.0:8000 haproxy -f haproxy.cfg
+
+(`uvicorn --workers N` serves 2026-07-28 clients only: nothing routes a legacy session
+back to the process that holds it.)
 
 `main()` serves the same app with uvicorn on 127.0.0.1, on a free port, and calls it over
 Streamable HTTP with the SDK's `Client` on both protocol generations. Run it with
@@ -23,13 +28,12 @@ import anyio
 import mcp_types as types
 import uvicorn
 from mcp import Client
-from mcp.server import MCPServer
 from mcp.server.mcpserver import RequestStateSecurity
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import BaseModel
 
 from mcp_resolve import Elicit, Resolve
-from mcp_resolve.mcp import resolved
+from mcp_resolve.mcp import ResolvingMCPServer
 
 
 def request_state_security() -> RequestStateSecurity | None:
@@ -40,7 +44,8 @@ def request_state_security() -> RequestStateSecurity | None:
     return RequestStateSecurity(keys=[key.strip() for key in keys.split(",")])
 
 
-server = MCPServer("Files", request_state_security=request_state_security())
+# Built without shared keys, its HTTP app logs a WARNING naming MCP_RESOLVE_STATE_KEYS.
+server = ResolvingMCPServer("Files", request_state_security=request_state_security())
 
 FOLDERS: dict[str, list[str]] = {"/tmp/project": ["main.py", "README.md"]}
 
@@ -55,7 +60,6 @@ def confirm_delete(path: str) -> Confirm | Elicit[Confirm]:
 
 
 @server.tool()
-@resolved
 async def delete_folder(path: str, confirm: Annotated[Confirm, Resolve(confirm_delete)]) -> str:
     """Delete a folder, asking first when it has files."""
     return f"deleted {path}" if confirm.ok else "kept the folder"

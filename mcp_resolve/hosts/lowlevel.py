@@ -43,6 +43,7 @@ from .flow import ToolFlow
 from .legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
 from .lifespan import Lifespan, keeping_scope, scope_of
 from .sealing import Principal, Sealing
+from .shared_keys import warn_keys_of_this_process
 
 logger = logging.getLogger("mcp_resolve")
 
@@ -107,6 +108,8 @@ class ResolvedTools:
         ask_timeout: float = DEFAULT_ASK_TIMEOUT,
     ) -> None:
         self.sealer = _sealer(keys, sealer, audience)
+        # Said once, at the first request over HTTP: this host does not build the app.
+        self._warn_keys_of_this_process = keys is None and sealer is None
         self.ask_timeout = check_ask_timeout(ask_timeout)
         if isinstance(max_state_bytes, int) and max_state_bytes > self.sealer.max_token_length:
             raise ValueError(
@@ -187,14 +190,25 @@ class ResolvedTools:
         """The analysed graph of every tool registered, by tool name (for tooling)."""
         return {name: tool.graph for name, tool in self._tools.items()}
 
+    def _serving_http(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        if ctx.request is not None:  # an HTTP request (stdio and memory have none)
+            self._warn_keys_of_this_process = False
+            warn_keys_of_this_process(
+                "ResolvedTools", "give ResolvedTools(keys=KeyRing.from_env(), audience=...)"
+            )
+
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        if self._warn_keys_of_this_process:
+            self._serving_http(ctx)
         return types.ListToolsResult(tools=[t.definition for t in self._tools.values()])
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
+        if self._warn_keys_of_this_process:
+            self._serving_http(ctx)
         tool = self._tools.get(params.name)
         if tool is None:
             return _error(f"Unknown tool: {params.name}")

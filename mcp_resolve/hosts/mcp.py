@@ -14,12 +14,15 @@ is chosen per request from `ctx.protocol_version`:
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context, MCPServer, RequestStateSecurity
+from mcp.server.request_state import InvalidRequestState, RequestStateCodec
 from mcp.shared.uri_template import UriTemplate
 from mcp_types import InputResponseRequestParams
+from starlette.applications import Starlette
 
 from ..analysis.graph import Graph
 from ..analysis.injected import uses_resolvers
@@ -29,6 +32,7 @@ from .connection import Connection
 from .lifespan import Lifespan, graphs_of, keeping_scope, scope_of
 from .no_request import outside_a_request
 from .sdk_markers import translated, uses_sdk_resolve
+from .shared_keys import warn_keys_of_this_process, warn_unknown_key
 from .wrapping import WrappedFunction
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -136,11 +140,34 @@ class ResolvingMCPServer(MCPServer):
     resolvers refuse to run.
     """
 
-    def __init__(self, *args: Any, lifespan: Lifespan | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        lifespan: Lifespan | None = None,
+        request_state_security: RequestStateSecurity | None = None,
+        **kwargs: Any,
+    ) -> None:
         self._resolved_graphs: list[Graph] = []
+        # Without request_state_security the SDK seals under a key of this process alone.
+        self._keys_of_this_process = request_state_security is None
+        name = args[0] if args else kwargs.get("name")
         super().__init__(
-            *args, lifespan=keeping_scope(lifespan, lambda: self._resolved_graphs), **kwargs
+            *args,
+            lifespan=keeping_scope(lifespan, lambda: self._resolved_graphs),
+            request_state_security=_telling_unknown_keys(request_state_security, name),
+            **kwargs,
         )
+
+    def streamable_http_app(self, *args: Any, **kwargs: Any) -> Starlette:
+        """The SDK's app; built with keys of this process alone, it says so in the log
+        (each worker builds its app when it starts, `run("streamable-http")` too)."""
+        if self._keys_of_this_process:
+            warn_keys_of_this_process(
+                f"MCPServer {self.name!r}",
+                "build the server with request_state_security=RequestStateSecurity("
+                "keys=[...]) from it",
+            )
+        return super().streamable_http_app(*args, **kwargs)
 
     def add_tool(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         fn = self._resolved(fn)
@@ -183,6 +210,42 @@ class ResolvingMCPServer(MCPServer):
             return fn
 
         return decorator
+
+
+class _TellingUnknownKeys:
+    """The SDK's codec, logging what to set when a state was sealed under a key this
+    worker does not hold (the SDK's own log line says only "unknown key")."""
+
+    def __init__(self, codec: RequestStateCodec, server: str) -> None:
+        self.codec = codec
+        self.server = server
+
+    def seal(self, payload: bytes) -> str:
+        return self.codec.seal(payload)
+
+    def unseal(self, token: str) -> bytes:
+        try:
+            return self.codec.unseal(token)
+        except InvalidRequestState as refused:
+            if str(refused) == "unknown key":  # the SDK's reason for a key id not in its ring
+                warn_unknown_key(f"MCPServer {self.server!r}")
+            raise
+
+
+def _telling_unknown_keys(
+    security: RequestStateSecurity | None, name: object
+) -> RequestStateSecurity | None:
+    """A copy of `security` (the SDK's default, a key of this process, when None) whose
+    codec tells unknown keys; None as given for an unnamed server (the SDK refuses
+    keys without an audience there, which this copy would be)."""
+    if security is None:
+        if not isinstance(name, str) or not name:
+            return None
+        security = RequestStateSecurity.ephemeral()
+    telling = copy.copy(security)
+    label = name if isinstance(name, str) and name else security.audience
+    telling.codec = _TellingUnknownKeys(security.codec, str(label))
+    return telling
 
 
 def uses_resolve(fn: Callable[..., Any]) -> bool:
