@@ -7,6 +7,11 @@ workers append to, so it counts runs on both processes.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
+import secrets
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,6 +32,7 @@ from mcp_resolve.demo.processes import http_server
 pytestmark = pytest.mark.anyio
 
 KEYS = "checkout-key-" + "c" * 32
+WEBHOOK_SECRET = "card-provider-" + "w" * 32
 ARGS = {"amount": 10, "to": "bob"}
 REFUSED = "Invalid or expired requestState"
 UNAVAILABLE = "could not check that this request is used only once"
@@ -45,6 +51,7 @@ def two_workers(
         "MCP_RESOLVE_REDIS_URL": redis.url,
         "CHECKOUT_LEDGER": str(ledger),
         "CHECKOUT_CARD_TIMEOUT": str(card_timeout),
+        "CHECKOUT_WEBHOOK_SECRET": WEBHOOK_SECRET,
     }
     with http_server("checkout", env=env) as one, http_server("checkout", env=env) as two:
         yield one, two
@@ -142,10 +149,16 @@ async def subscribed(redis: RedisServer) -> bool:
 
 
 async def webhook(worker: str, order: str) -> int:
-    """What the card provider does: POST to whichever worker the load balancer picks."""
+    """What the card provider does: sign a report of its own (a fresh id, the time) with
+    the secret it shares with the shop, POST it to whichever worker the balancer picks."""
+    event = {"id": f"evt-{secrets.token_hex(8)}", "type": "card.paid", "order": order}
+    body = json.dumps({**event, "created": time.time()}).encode()
+    signed = hmac.new(WEBHOOK_SECRET.encode(), body, hashlib.sha256).hexdigest()
     base = worker.removesuffix("/mcp")
     async with httpx2.AsyncClient() as http:
-        response = await http.post(f"{base}/webhooks/card-paid", params={"order": order})
+        response = await http.post(
+            f"{base}/webhooks/card-paid", content=body, headers={"X-Signature": signed}
+        )
     return response.status_code
 
 
