@@ -148,11 +148,14 @@ async def subscribed(redis: RedisServer) -> bool:
         await raw.aclose()
 
 
-async def webhook(worker: str, order: str) -> int:
-    """What the card provider does: sign a report of its own (a fresh id, the time) with
-    the secret it shares with the shop, POST it to whichever worker the balancer picks."""
+def card_report(order: str) -> bytes:
+    """The card provider's report of a payment: its own fresh id, the time it was made."""
     event = {"id": f"evt-{secrets.token_hex(8)}", "type": "card.paid", "order": order}
-    body = json.dumps({**event, "created": time.time()}).encode()
+    return json.dumps({**event, "created": time.time()}).encode()
+
+
+async def post_report(worker: str, body: bytes) -> int:
+    """POST `body`, signed with the secret the provider shares with the shop, to `worker`."""
     signed = hmac.new(WEBHOOK_SECRET.encode(), body, hashlib.sha256).hexdigest()
     base = worker.removesuffix("/mcp")
     async with httpx2.AsyncClient() as http:
@@ -160,6 +163,23 @@ async def webhook(worker: str, order: str) -> int:
             f"{base}/webhooks/card-paid", content=body, headers={"X-Signature": signed}
         )
     return response.status_code
+
+
+async def webhook(worker: str, order: str) -> int:
+    """What the card provider does: report to whichever worker the load balancer picks."""
+    return await post_report(worker, card_report(order))
+
+
+async def test_a_card_report_replayed_to_the_other_worker_changes_nothing(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    ledger = tmp_path / "ledger"
+    with two_workers(redis_server, ledger) as (a, b):
+        report = card_report("o-9")
+        assert await post_report(a, report) == 200
+        assert [await post_report(worker, report) for worker in (b, a, b)] == [200] * 3
+    records = [json.loads(line) for line in paid(ledger)]
+    assert [r["card_paid"] for r in records] == ["o-9"]  # recorded once, by worker A
 
 
 async def pay_by_card(
