@@ -247,3 +247,44 @@ def test_a_build_timeout_that_cannot_be_kept_is_refused_when_written(
 ) -> None:
     with pytest.raises(TypeError, match=re.escape(message)):
         Resolve(hanging_async, **options)
+
+
+async def never_connects() -> str:
+    await anyio.sleep_forever()
+    return "never"
+
+
+def eager_pool_tool() -> Callable[..., Any]:
+    Pool = Annotated[str, Resolve(never_connects, scope="app", eager=True, build_timeout=0.3)]
+
+    async def query(pool: Pool) -> str:
+        """Query through the shared pool, built when the server starts."""
+        return pool
+
+    return query
+
+
+def messages(error: BaseException) -> list[str]:
+    """Every message in `error` and the groups and causes it carries."""
+    found = [str(error)]
+    for inner in getattr(error, "exceptions", ()):
+        found += messages(inner)
+    if error.__cause__ is not None:
+        found += messages(error.__cause__)
+    return found
+
+
+@pytest.mark.parametrize("host", HOSTS)
+async def test_an_eager_build_past_its_deadline_stops_the_start_naming_the_resolver(
+    host: str,
+) -> None:
+    served = serve(host, eager_pool_tool(), scoped=True)
+    with anyio.fail_after(20), pytest.raises(BaseException) as raised:  # noqa: PT011
+        async with connect(served, "legacy"):
+            pass
+    found = messages(raised.value)
+    assert any(
+        "Resolver 'never_connects' for parameter 'pool' did not finish building within 0.3 s"
+        in message
+        for message in found
+    ), found
