@@ -7,7 +7,8 @@
 - `pay_deposit_and_wait` does not return until the deposit is really paid. Only the
   payment provider can say so: it reports each payment to the webhook
   `POST /webhooks/payments`, signed with a secret the two share, and that webhook, not
-  an MCP tool anyone could call, records the payment and calls `complete()`.
+  an MCP tool anyone could call, records the payment and calls `complete()`. It reads at
+  most 16 KiB before checking the signature, and acts on each report (by its id) once.
 
 Run over stdio with `python examples/bistro.py`, or over Streamable HTTP with
 `python examples/bistro.py --http 127.0.0.1:8000` (endpoint `/mcp`, webhook
@@ -22,6 +23,7 @@ import hmac
 import json
 import os
 import secrets
+import time
 from typing import Annotated
 
 from mcp.server import MCPServer
@@ -39,6 +41,7 @@ from mcp_resolve import (
     UrlElicitationResult,
 )
 from mcp_resolve.mcp import complete, resolved
+from mcp_resolve.seal import MemoryReplayGuard
 
 mcp = MCPServer("Bistro")
 
@@ -160,6 +163,11 @@ async def pay_deposit(
 # Shared with the payment provider, never with MCP clients. (Generated when unset, so the
 # example runs; a real deployment reads it from its secret store.)
 WEBHOOK_SECRET = os.environ.get("BISTRO_WEBHOOK_SECRET") or secrets.token_urlsafe(32)
+MAX_REPORT_BYTES = 16 * 1024
+"""A report is a few hundred bytes: no more than this is read before its signature checks out."""
+REPORT_TOLERANCE = 300.0
+"""Seconds a signed report is accepted after it was made; its id is remembered that long."""
+REPORTS_SEEN = MemoryReplayGuard()  # ids of the reports acted on (the provider retries)
 
 
 def signature(body: bytes, secret: str = WEBHOOK_SECRET) -> str:
@@ -167,12 +175,35 @@ def signature(body: bytes, secret: str = WEBHOOK_SECRET) -> str:
     return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
+async def bounded_body(request: Request, limit: int = MAX_REPORT_BYTES) -> bytes | None:
+    """The body, or None once it is over `limit` bytes: a declared length is checked before
+    anything is read, and a chunked body is read no further than the limit."""
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return None
+    return bytes(body)
+
+
+def signed_by_provider(request: Request, body: bytes) -> bool:
+    """Constant-time comparison, as bytes (a header with other characters is a mismatch)."""
+    sent = request.headers.get("x-signature", "").encode("latin-1")
+    return hmac.compare_digest(sent, signature(body).encode())
+
+
 @mcp.custom_route("/webhooks/payments", methods=["POST"])
 async def payment_webhook(request: Request) -> Response:
-    """The payment provider reports a payment. Nothing is believed before the signature
-    checks out; an MCP client, which does not hold the secret, cannot mark anything paid."""
-    body = await request.body()
-    if not hmac.compare_digest(request.headers.get("x-signature", ""), signature(body)):
+    """The payment provider reports a payment. Nothing is read past a small bound, and
+    nothing is believed, before the signature checks out; an MCP client, which does not
+    hold the secret, cannot mark anything paid, and a report sent again changes nothing."""
+    body = await bounded_body(request)
+    if body is None:
+        return Response(status_code=413)
+    if not signed_by_provider(request, body):
         return Response(status_code=401)
     try:
         event = json.loads(body)
@@ -180,9 +211,13 @@ async def payment_webhook(request: Request) -> Response:
         return Response(status_code=400)
     if not isinstance(event, dict) or event.get("type") != "deposit.paid":
         return Response(status_code=400)
-    booking_id = event.get("booking_id")
-    if not isinstance(booking_id, str):
+    event_id, booking_id, created = event.get("id"), event.get("booking_id"), event.get("created")
+    if not (isinstance(event_id, str) and isinstance(booking_id, str)):
         return Response(status_code=400)
+    if not isinstance(created, (int, float)) or abs(time.time() - created) > REPORT_TOLERANCE:
+        return Response(status_code=400)  # too old (or from the future) to tell from a replay
+    if not await REPORTS_SEEN.claim(event_id, created + REPORT_TOLERANCE + 60):
+        return Response(status_code=200)  # acted on already: acknowledged, nothing changes
     PAID.add(booking_id)
     # Wakes `pay_deposit_and_wait` calls waiting on this payment and tells legacy clients
     # (notifications/elicitation/complete) that they can stop showing "waiting for payment".

@@ -27,10 +27,12 @@ class Resolve:
     value is shared by every call (a connection pool, an HTTP client, a loaded model); a
     generator's code after `yield` runs when the server shuts down. It may depend only on
     other app-scoped resolvers, never on anything of one call. It is built on first use,
-    or when the server starts with `eager=True`.
+    or when the server starts with `eager=True`. Its build has a deadline, `build_timeout`
+    seconds (60 by default): past it, the calls waiting for the value get a tool error
+    naming the resolver, and the next call builds it again.
     """
 
-    __slots__ = ("eager", "fn", "key", "scope")
+    __slots__ = ("build_timeout", "eager", "fn", "key", "scope")
 
     def __init__(
         self,
@@ -40,6 +42,7 @@ class Resolve:
         key: str | None = None,
         scope: Scope = "call",
         eager: bool = False,
+        build_timeout: float | None = None,
     ) -> None:
         if not callable(fn):
             raise TypeError(f"Resolve() takes a callable resolver, got {fn!r}")
@@ -54,10 +57,18 @@ class Resolve:
                 "Resolve(eager=True) builds a value when the server starts, which only an "
                 'app-scoped resolver has: add scope="app"'
             )
+        if build_timeout is not None:
+            build_timeout = seconds(build_timeout, "Resolve(build_timeout=...)", TypeError)
+            if scope != "app":
+                raise TypeError(
+                    "Resolve(build_timeout=...) bounds the build of a value every call shares, "
+                    'which only an app-scoped resolver has: add scope="app"'
+                )
         self.fn = fn
         self.key = key
         self.scope: Scope = scope
         self.eager = eager
+        self.build_timeout = build_timeout
 
     def __repr__(self) -> str:
         name = getattr(self.fn, "__qualname__", type(self.fn).__qualname__)
@@ -66,6 +77,8 @@ class Resolve:
             options += f", scope={self.scope!r}"
         if self.eager:
             options += ", eager=True"
+        if self.build_timeout is not None:
+            options += f", build_timeout={self.build_timeout:g}"
         return f"Resolve({name}{options})"
 
     def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:

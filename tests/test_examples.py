@@ -1,6 +1,8 @@
 """The Bistro and Bookshop examples through the SDK's real in-memory Client, on both generations."""
 
 import json
+import secrets
+import time
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
@@ -36,7 +38,13 @@ async def provider_reports(
 ) -> int:
     """The payment provider calls the Bistro's webhook, signing the body with `secret`."""
     if body is None:
-        body = json.dumps({"type": "deposit.paid", "booking_id": booking_id}).encode()
+        event = {
+            "id": f"evt-{secrets.token_hex(8)}",
+            "type": "deposit.paid",
+            "booking_id": booking_id,
+            "created": time.time(),
+        }
+        body = json.dumps(event).encode()
     signed = bistro.signature(body) if secret is None else bistro.signature(body, secret)
     app = bistro.mcp.streamable_http_app()
     transport = httpx2.ASGITransport(app=app)

@@ -7,6 +7,11 @@ workers append to, so it counts runs on both processes.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
+import secrets
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,6 +32,7 @@ from mcp_resolve.demo.processes import http_server
 pytestmark = pytest.mark.anyio
 
 KEYS = "checkout-key-" + "c" * 32
+WEBHOOK_SECRET = "card-provider-" + "w" * 32
 ARGS = {"amount": 10, "to": "bob"}
 REFUSED = "Invalid or expired requestState"
 UNAVAILABLE = "could not check that this request is used only once"
@@ -45,6 +51,7 @@ def two_workers(
         "MCP_RESOLVE_REDIS_URL": redis.url,
         "CHECKOUT_LEDGER": str(ledger),
         "CHECKOUT_CARD_TIMEOUT": str(card_timeout),
+        "CHECKOUT_WEBHOOK_SECRET": WEBHOOK_SECRET,
     }
     with http_server("checkout", env=env) as one, http_server("checkout", env=env) as two:
         yield one, two
@@ -141,12 +148,38 @@ async def subscribed(redis: RedisServer) -> bool:
         await raw.aclose()
 
 
-async def webhook(worker: str, order: str) -> int:
-    """What the card provider does: POST to whichever worker the load balancer picks."""
+def card_report(order: str) -> bytes:
+    """The card provider's report of a payment: its own fresh id, the time it was made."""
+    event = {"id": f"evt-{secrets.token_hex(8)}", "type": "card.paid", "order": order}
+    return json.dumps({**event, "created": time.time()}).encode()
+
+
+async def post_report(worker: str, body: bytes) -> int:
+    """POST `body`, signed with the secret the provider shares with the shop, to `worker`."""
+    signed = hmac.new(WEBHOOK_SECRET.encode(), body, hashlib.sha256).hexdigest()
     base = worker.removesuffix("/mcp")
     async with httpx2.AsyncClient() as http:
-        response = await http.post(f"{base}/webhooks/card-paid", params={"order": order})
+        response = await http.post(
+            f"{base}/webhooks/card-paid", content=body, headers={"X-Signature": signed}
+        )
     return response.status_code
+
+
+async def webhook(worker: str, order: str) -> int:
+    """What the card provider does: report to whichever worker the load balancer picks."""
+    return await post_report(worker, card_report(order))
+
+
+async def test_a_card_report_replayed_to_the_other_worker_changes_nothing(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    ledger = tmp_path / "ledger"
+    with two_workers(redis_server, ledger) as (a, b):
+        report = card_report("o-9")
+        assert await post_report(a, report) == 200
+        assert [await post_report(worker, report) for worker in (b, a, b)] == [200] * 3
+    records = [json.loads(line) for line in paid(ledger)]
+    assert [r["card_paid"] for r in records] == ["o-9"]  # recorded once, by worker A
 
 
 async def pay_by_card(

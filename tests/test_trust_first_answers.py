@@ -111,9 +111,7 @@ async def test_an_answer_sent_up_front_by_a_client_without_elicitation_is_refuse
 async def test_a_declared_fallback_wins_over_an_answer_the_client_could_not_be_asked(
     host: str,
 ) -> None:
-    done = await first_call(
-        host, pay_or_not, {"confirm": YES}, elicitation=False
-    )
+    done = await first_call(host, pay_or_not, {"confirm": YES}, elicitation=False)
     assert done.text == "nothing paid", done
     assert PAID == []
 

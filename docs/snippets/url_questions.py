@@ -6,6 +6,8 @@ Run it with `python docs/snippets/url_questions.py`.
 from __future__ import annotations
 
 import json
+import secrets
+import time
 from types import ModuleType
 from typing import Annotated, Any
 
@@ -29,7 +31,13 @@ async def open_link(context: Any, params: types.ElicitRequestParams) -> types.El
 
 async def provider_reports(bistro: ModuleType, booking_id: str) -> int:
     """The payment provider's side: sign the event with the shared secret, post it."""
-    body = json.dumps({"type": "deposit.paid", "booking_id": booking_id}).encode()
+    event = {
+        "id": f"evt-{secrets.token_hex(8)}",  # the provider's own id for this report
+        "type": "deposit.paid",
+        "booking_id": booking_id,
+        "created": time.time(),
+    }
+    body = json.dumps(event).encode()
     headers = {"X-Signature": bistro.signature(body), "Content-Type": "application/json"}
     app = bistro.mcp.streamable_http_app()  # in a real deployment: the server's public URL
     transport = httpx2.ASGITransport(app=app)

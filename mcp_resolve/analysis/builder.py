@@ -192,6 +192,8 @@ class _Builder(ParameterReader):
         if existing is not None:
             scope_conflict(existing, marker.scope == "app", self.problem)
             existing.eager = existing.eager or marker.eager
+            if marker.build_timeout is not None:  # the longest deadline any Resolve gives
+                existing.build_timeout = max(existing.build_timeout or 0.0, marker.build_timeout)
             if marker.key is not None and existing.explicit_key not in (None, marker.key):
                 self.problem(
                     f"is given two keys, {existing.explicit_key!r} and {marker.key!r}",
@@ -214,6 +216,7 @@ class _Builder(ParameterReader):
         node.explicit_key = marker.key
         node.app = marker.scope == "app"
         node.eager = marker.eager
+        node.build_timeout = marker.build_timeout
         self.bases[node_id] = base
         if fn is not marker.fn:
             self.key_sources[id(node)] = marker.fn

@@ -44,6 +44,7 @@ class Node:
         "app_key",
         "argument_params",
         "asks",
+        "build_timeout",
         "capability_params",
         "context_params",
         "dep_params",
@@ -77,6 +78,7 @@ class Node:
         self.explicit_key: str | None = None
         self.app = False
         self.eager = False
+        self.build_timeout: float | None = None  # app-scoped only; None: the scope's default
         self.app_key: object = None
         self.key = ""
         self.asks: Kind | None = None

@@ -8,8 +8,11 @@ empty context (no request, no user, none of the caller's context variables): cal
 need it meanwhile wait for that one build (an anyio event per value, so on asyncio and on
 trio alike). A build that fails is reported to every call that waited for it, and the next
 call tries again; a build abandoned because its call was cancelled is taken over by a
-waiting call. Generator resolvers are resumed after their `yield` when the scope closes,
-last built first.
+waiting call. A build has a deadline (`BUILD_TIMEOUT`, or the resolver's
+`Resolve(build_timeout=...)`): past it the calls waiting get a tool error naming the
+resolver and the next call builds afresh; an async build is cancelled then, a sync one
+(which no thread can be made to leave) holds only the call that started it. Generator
+resolvers are resumed after their `yield` when the scope closes, last built first.
 
 Such a generator is set up in one task and cleaned up in another (the lifespan's), so it
 must not hold a cancel scope or a task group open across its `yield`.
@@ -42,15 +45,22 @@ NO_VALUES: Mapping[object, Any] = types.MappingProxyType({})
 """What a call without an application scope looks app-scoped values up in: nothing."""
 
 
+BUILD_TIMEOUT = 60.0
+"""Seconds an app-scoped value may take to build, unless its `Resolve(build_timeout=...)`
+says otherwise: a build that hangs must not hold every call that needs the value."""
+
+
 class _Build:
-    """One value being built: waiters wait on `done`, then read `error` (None: built, or
-    abandoned by a cancelled call, in which case one of them builds it)."""
+    """One value being built: waiters wait on `done` until `deadline`, then read `error`
+    (None: built, or abandoned by a cancelled call, in which case one of them builds it)."""
 
-    __slots__ = ("done", "error")
+    __slots__ = ("deadline", "done", "error", "timeout")
 
-    def __init__(self) -> None:
+    def __init__(self, timeout: float) -> None:
         self.done = anyio.Event()
         self.error: BaseException | None = None
+        self.timeout = timeout
+        self.deadline = anyio.current_time() + timeout
 
 
 class _Outside:
@@ -139,23 +149,41 @@ class AppScope:
             build = self._building.get(key)
             if build is None:
                 break
-            await build.done.wait()
+            if not build.done.is_set():
+                if anyio.current_time() >= build.deadline:  # hung (a sync resolver in its
+                    del self._building[key]  # thread cannot be stopped): this call builds
+                    break
+                with anyio.move_on_after(build.deadline - anyio.current_time()):
+                    await build.done.wait()
+                if not build.done.is_set():
+                    if self._building.get(key) is build:
+                        del self._building[key]  # the next call builds it afresh
+                    raise _failed(graph, node, _too_slow(build.timeout))
             if build.error is not None:
                 raise _failed(
                     graph,
                     node,
-                    "failed while building the value every call shares; the next call tries again",
+                    _too_slow(build.timeout)
+                    if isinstance(build.error, _TooSlow)
+                    else "failed while building the value every call shares; the next call "
+                    "tries again",
                 )
-        build = self._building[key] = _Build()
+        build = self._building[key] = _Build(node.build_timeout or BUILD_TIMEOUT)
         try:
-            value = await _Outside(self._build(graph, node, fail))
+            with anyio.move_on_after(build.timeout) as deadline:
+                value = await _Outside(self._build(graph, node, fail))
+            if deadline.cancel_called:  # also a sync build that returned after it
+                if fail is not None:
+                    fail(node)
+                raise _TooSlow(graph, node, build.timeout)
         except Exception as exc:
             build.error = exc
             raise
         else:
             values[key] = value
         finally:
-            del self._building[key]
+            if self._building.get(key) is build:
+                del self._building[key]
             build.done.set()
         if self._closed:  # the lifespan ended while this was built: release it at once
             values.clear()
@@ -271,6 +299,26 @@ async def scope_for(app: AppScope | None, graph: Graph) -> AsyncIterator[AppScop
         return
     async with AppScope() as own:
         yield own
+
+
+def _too_slow(timeout: float) -> str:
+    return (
+        f"did not finish building within {timeout:g} s (Resolve(build_timeout=...)); "
+        "the next call tries again"
+    )
+
+
+class _TooSlow(ResolutionError):
+    """The build of an app-scoped value passed its deadline (the builder's own error)."""
+
+    def __init__(self, graph: Graph, node: Node, timeout: float) -> None:
+        super().__init__(
+            f"Resolver {node.name!r} for parameter {node.parameter!r} {_too_slow(timeout)} "
+            f"(tool {graph.tool!r})",
+            tool=graph.tool,
+            resolver=node.name,
+            parameter=node.parameter,
+        )
 
 
 def _failed(graph: Graph, node: Node, what: str) -> ResolutionError:
