@@ -54,13 +54,7 @@ class _Tool:
         self.flow = flow
         self.graph = flow.graph
         self.is_async = inspect.iscoroutinefunction(fn)
-        hints = get_type_hints(fn, include_extras=True)
-        fields: dict[str, Any] = {}
-        for param in self.graph.model_parameters:
-            annotation = hints.get(param.name, Any)
-            default = ... if param.default is param.empty else param.default
-            fields[param.name] = (annotation, default)
-        self.arguments: type[BaseModel] = create_model(f"{name}Arguments", **fields)
+        self.arguments = arguments_model(fn, self.graph, name)
         self.definition = types.Tool(
             name=name,
             description=description if description is not None else inspect.getdoc(fn),
@@ -74,6 +68,24 @@ class _Tool:
         if self.is_async:
             return self.fn(**arguments, **values)  # type: ignore[no-any-return]
         return run_sync(functools.partial(self.fn, **arguments, **values))
+
+
+def arguments_model(fn: Callable[..., Any], graph: ResolverGraph, name: str) -> type[BaseModel]:
+    """The model a call's arguments are validated with: the parameters the model supplies
+    (also the testing kit's, so that `call()` coerces them as this host does)."""
+    hints = get_type_hints(fn, include_extras=True)
+    fields: dict[str, Any] = {}
+    for param in graph.model_parameters:
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (annotation, default)
+    return create_model(f"{name}Arguments", **fields)
+
+
+def invalid_arguments(tool: str, exc: ValidationError) -> str:
+    """What the client reads for arguments that do not fit: the fields, not their values."""
+    fields = sorted({".".join(str(p) for p in e["loc"]) or "<arguments>" for e in exc.errors()})
+    return f"Invalid arguments for tool {tool!r} (fields: {', '.join(fields)})"
 
 
 class ResolvedTools:
@@ -201,10 +213,7 @@ class ResolvedTools:
         try:
             validated = tool.arguments.model_validate(params.arguments or {})
         except ValidationError as exc:
-            fields = sorted(
-                {".".join(str(p) for p in e["loc"]) or "<arguments>" for e in exc.errors()}
-            )
-            return _error(f"Invalid arguments for tool {tool.name!r} (fields: {', '.join(fields)})")
+            return _error(invalid_arguments(tool.name, exc))
         arguments = {name: getattr(validated, name) for name in type(validated).model_fields}
         app = scope_of(ctx.lifespan_context) if tool.flow.app_scoped else None
         conn = Connection.of(
