@@ -23,6 +23,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from ..analysis.graph import Graph
 from ..engine.app_scope import AppScope
+from ..errors import InvalidSignature
 
 logger = logging.getLogger("mcp_resolve")
 
@@ -82,7 +83,20 @@ def keeping_scope(inner: Lifespan | None, graphs: Graphs) -> Lifespan:
         async with inner(server) as state, holding_scope(state, graphs):
             yield state
 
+    return keeps_scope(lifespan)
+
+
+def keeps_scope(lifespan: Lifespan) -> Lifespan:
+    """Mark `lifespan` as one that keeps an application scope, so that tooling
+    (`mcp-resolve check`) can tell a server given it from one that was not."""
+    lifespan.__mcp_resolve_keeps_scope__ = True  # type: ignore[attr-defined]
     return lifespan
+
+
+def keeps_app_scope(lifespan: Any) -> bool:
+    """Whether `lifespan` was made here to keep an application scope (a bound method is
+    read through to its function)."""
+    return getattr(lifespan, "__mcp_resolve_keeps_scope__", False) is True
 
 
 def graphs_of(functions: Iterable[Any]) -> list[Graph]:
@@ -95,11 +109,33 @@ def graphs_of(functions: Iterable[Any]) -> list[Graph]:
     return found
 
 
+def unkept_app_scope(graph: Graph, host: str, fix: str) -> InvalidSignature | None:
+    """The refusal of a graph with app-scoped resolvers on a `host` whose lifespan keeps no
+    application scope (every call would fail), naming the first such resolver; None for a
+    graph without any."""
+    if not graph.app_scoped:
+        return None
+    node = _first_app_scoped(graph)
+    return InvalidSignature(
+        f"is app-scoped (it fills parameter {node.parameter!r}), but {host} keeps no "
+        "application scope, so every call would fail",
+        name=graph.tool,
+        resolver=node.name,
+        fix=fix,
+    )
+
+
+def _first_app_scoped(graph: Graph) -> Any:
+    """The app-scoped resolver a call reaches first: one the tool or a per-call resolver
+    takes directly (its own app-scoped dependencies come with it)."""
+    used = {t.node for t in graph.targets} | {d for n in graph.nodes if not n.app for d in n.deps}
+    return next((n for n in graph.app_scoped if n.index in used), graph.app_scoped[0])
+
+
 def no_app_scope(graph: Graph, hint: str) -> ToolError:
     """The error of a call whose server keeps no application scope: a setup mistake, told
     to the model as a tool error and to the operator in the log, with the fix."""
-    used = {t.node for t in graph.targets} | {d for n in graph.nodes if not n.app for d in n.deps}
-    node = next((n for n in graph.app_scoped if n.index in used), graph.app_scoped[0])
+    node = _first_app_scoped(graph)
     message = (
         f"Tool {graph.tool!r}: resolver {node.name!r} for parameter {node.parameter!r} is "
         "app-scoped, but this server's lifespan keeps no application scope"

@@ -23,10 +23,11 @@ from mcp_types import InputResponseRequestParams
 
 from ..analysis.graph import Graph
 from ..analysis.injected import uses_resolvers
+from ..errors import InvalidSignature
 from .body_rounds import BodyRound
 from .completion import announce
 from .connection import Connection
-from .lifespan import Lifespan, graphs_of, keeping_scope, scope_of
+from .lifespan import Lifespan, graphs_of, keeping_scope, scope_of, unkept_app_scope
 from .wrapping import WrappedFunction
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -44,6 +45,10 @@ class _Host(WrappedFunction):
     )
 
     body_rounds = True
+
+    @classmethod
+    def refusal(cls, graph: Graph) -> InvalidSignature | None:
+        return unkept_app_scope(graph, "a plain MCPServer", _KEEP_APP_SCOPE)
 
     def body_view(self, ctx: Context, round: BodyRound) -> Context:
         """A copy of the SDK's `Context` whose input params are the body's own."""
@@ -93,9 +98,25 @@ resolved = _Host.decorator(
     with a replay guard a state older than `state_ttl` is refused too; set it to the
     server's TTL when you change that. `ask_timeout` (600 s) is how long a question may
     hold a legacy call open, answer and URL completion each, unless the question sets
-    its own `timeout`.
+    its own `timeout`. A function with app-scoped resolvers is refused here: a plain
+    `MCPServer` keeps no application scope, `ResolvingMCPServer` does.
     """
 )
+
+
+_KEEP_APP_SCOPE = (
+    "build the server as mcp_resolve.mcp.ResolvingMCPServer and register the function on it "
+    "without @resolved (it applies @resolved itself, and its lifespan keeps the scope); for "
+    "settings such as max_rounds, decorate it with @server.resolved(...) instead"
+)
+
+
+class _ScopedHost(_Host):
+    """`@resolved` on a `ResolvingMCPServer`, whose lifespan keeps the application scope."""
+
+    @classmethod
+    def refusal(cls, graph: Graph) -> InvalidSignature | None:
+        return None
 
 
 async def complete(target: Context | MCPServer | None, elicitation_id: str) -> None:
@@ -122,8 +143,8 @@ class ResolvingMCPServer(MCPServer):
     Its lifespan keeps the application scope of `Resolve(..., scope="app")` resolvers: the
     `lifespan=` given (if any) is entered first, then `eager=True` values are built; when
     the SDK ends the lifespan, generator cleanups run, then the given lifespan ends. A
-    plain `MCPServer` offers no way to learn when its lifespan ends, so its app-scoped
-    resolvers refuse to run.
+    plain `MCPServer` offers no way to learn when its lifespan ends, so `@resolved` refuses
+    a function with app-scoped resolvers when it is decorated, naming this class.
     """
 
     def __init__(self, *args: Any, lifespan: Lifespan | None = None, **kwargs: Any) -> None:
@@ -136,10 +157,18 @@ class ResolvingMCPServer(MCPServer):
         fn = self._resolved(fn)
         super().add_tool(fn, *args, **kwargs)
 
+    resolved = staticmethod(
+        _ScopedHost.decorator(
+            """`mcp_resolve.mcp.resolved` for this server, app-scoped resolvers included
+            (its lifespan keeps their scope): for settings such as `max_rounds`, as
+            `@server.tool()` over `@server.resolved(max_rounds=8)`."""
+        )
+    )
+
     def _resolved(self, fn: F) -> F:
         """`fn` wrapped where it needs it, its graph kept for the lifespan's eager values."""
         if uses_resolve(fn):
-            fn = resolved(fn)
+            fn = _ScopedHost.wrap(fn)  # type: ignore[assignment]
         self._resolved_graphs.extend(graphs_of([fn]))
         return fn
 

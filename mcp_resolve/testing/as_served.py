@@ -71,11 +71,11 @@ def _mcpserver_validator(tool: Callable[..., Any], graph: ResolverGraph) -> Vali
     from mcp.server.mcpserver.tools import Tool
     from pydantic import ValidationError
 
-    from ..hosts.mcp import resolved
+    from ..hosts.mcp import ResolvingMCPServer
 
     registered = tool if getattr(tool, "__mcp_resolve_graph__", None) is graph else None
-    if registered is None:
-        registered = resolved(graph.function)
+    if registered is None:  # what ResolvingMCPServer registers for a plain function
+        registered = ResolvingMCPServer.resolved(graph.function)
     metadata = Tool.from_function(registered, name=graph.tool).fn_metadata
 
     def validate(arguments: dict[str, Any]) -> dict[str, Any]:
