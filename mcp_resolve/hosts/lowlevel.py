@@ -33,6 +33,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError, create_model
 
 from ..analysis.report import Analysed, active, check
+from ..engine.app_scope import AppScope
 from ..engine.graph import ResolverGraph
 from ..engine.workers import run_sync
 from ..errors import InvalidSignature
@@ -41,7 +42,7 @@ from .completion import announce
 from .connection import Connection
 from .flow import ToolFlow
 from .legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
-from .lifespan import Lifespan, keeping_scope, scope_of
+from .lifespan import Lifespan, app_value, keeping_scope, scope_of
 from .sealing import Principal, Sealing
 
 logger = logging.getLogger("mcp_resolve")
@@ -136,6 +137,7 @@ class ResolvedTools:
         # A guard given to the sealer counts too: either way each state is used once.
         self.replay_guard = replay_guard or self.sealer.replay_guard
         self._tools: dict[str, _Tool] = {}
+        self._open_scopes: list[AppScope] = []
 
     def add(
         self, fn: Callable[..., Any], *, name: str | None = None, description: str | None = None
@@ -183,14 +185,19 @@ class ResolvedTools:
         `eager=True` values are built when the server starts; generator cleanups run when
         it stops. With a lifespan of your own, use `lifespan_with(yours)` instead.
         """
-        return keeping_scope(None, self._graphs)(server)
+        return keeping_scope(None, self._graphs, self._open_scopes)(server)
 
     def lifespan_with(self, inner: Lifespan) -> Lifespan:
         """`inner` (a `Server(lifespan=...)` of your own), keeping the app scope inside it:
         it starts first and ends last; requests still see what it yields."""
         if not callable(inner):
             raise TypeError(f"lifespan_with() takes a lifespan function, got {inner!r}")
-        return keeping_scope(inner, self._graphs)
+        return keeping_scope(inner, self._graphs, self._open_scopes)
+
+    async def app_value(self, resolver: Callable[..., Any]) -> Any:
+        """The value app-scoped `resolver` has while the server serves, as in
+        `ResolvingMCPServer.app_value`: for code outside a tool, such as a webhook."""
+        return await app_value(resolver, self._graphs(), self._open_scopes, "ResolvedTools")
 
     def _graphs(self) -> list[ResolverGraph]:
         return [tool.graph for tool in self._tools.values()]

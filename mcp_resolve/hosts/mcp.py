@@ -23,11 +23,19 @@ from mcp_types import InputResponseRequestParams
 
 from ..analysis.graph import Graph
 from ..analysis.injected import uses_resolvers
+from ..engine.app_scope import AppScope
 from ..errors import InvalidSignature
 from .body_rounds import BodyRound
 from .completion import announce
 from .connection import Connection
-from .lifespan import Lifespan, graphs_of, keeping_scope, scope_of, unkept_app_scope
+from .lifespan import (
+    Lifespan,
+    app_value,
+    graphs_of,
+    keeping_scope,
+    scope_of,
+    unkept_app_scope,
+)
 from .wrapping import WrappedFunction
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -149,8 +157,22 @@ class ResolvingMCPServer(MCPServer):
 
     def __init__(self, *args: Any, lifespan: Lifespan | None = None, **kwargs: Any) -> None:
         self._resolved_graphs: list[Graph] = []
-        super().__init__(
-            *args, lifespan=keeping_scope(lifespan, lambda: self._resolved_graphs), **kwargs
+        self._open_scopes: list[AppScope] = []
+        kept = keeping_scope(lifespan, lambda: self._resolved_graphs, self._open_scopes)
+        super().__init__(*args, lifespan=kept, **kwargs)
+
+    async def app_value(self, resolver: Callable[..., Any]) -> Any:
+        """The value app-scoped `resolver` has while this server serves (built now if no
+        call needed it yet): the one its tools receive, for code outside a tool, such as a
+        webhook route of its HTTP app (`@server.custom_route(...)`).
+
+        `LookupError` if no function of this server uses `resolver` with `scope="app"`;
+        `RuntimeError` if the server is not serving (its lifespan is not running). Where
+        one server runs several lifespans at once (an in-memory `Client` opens one per
+        connection), the value is the latest started one's.
+        """
+        return await app_value(
+            resolver, self._resolved_graphs, self._open_scopes, f"Server {self.name!r}"
         )
 
     def add_tool(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
