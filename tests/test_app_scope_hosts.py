@@ -15,7 +15,7 @@ from mcp import Client
 from mcp.server import MCPServer, Server
 from mcp.server.mcpserver import Context
 
-from mcp_resolve import Resolve
+from mcp_resolve import InvalidSignature, Resolve
 from mcp_resolve.demo.processes import http_server
 from mcp_resolve.lowlevel import ResolvedTools
 from mcp_resolve.mcp import ResolvingMCPServer, resolved
@@ -139,11 +139,35 @@ async def test_a_failed_build_is_a_tool_error_and_the_next_call_tries_again(mode
     assert text(worked) == "pool"
 
 
+def test_resolved_refuses_app_scoped_resolvers_when_decorated_naming_the_fix() -> None:
+    with pytest.raises(InvalidSignature) as refused:
+        resolved(query)
+    assert str(refused.value) == (
+        "Tool 'query': resolver 'open_pool' is app-scoped (it fills parameter 'pool'), but a "
+        "plain MCPServer keeps no application scope, so every call would fail; build the "
+        "server as mcp_resolve.mcp.ResolvingMCPServer and register the function on it "
+        "without @resolved (it applies @resolved itself, and its lifespan keeps the scope); "
+        "for settings such as max_rounds, decorate it with @server.resolved(...) instead"
+    )
+    assert LOG == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_servers_own_resolved_takes_settings_and_app_scoped_resolvers(mode: str) -> None:
+    server = ResolvingMCPServer("db")
+    server.tool()(server.resolved(max_rounds=4)(query))
+    async with Client(server, mode=mode) as client:
+        first = await client.call_tool("query", {"sql": "a"})
+        second = await client.call_tool("query", {"sql": "b"})
+    assert [text(first), text(second)] == ["pool#1 ran a", "pool#1 ran b"]
+    assert LOG == ["pool opened", "pool closed"]
+
+
 async def test_a_plain_mcpserver_refuses_app_scoped_resolvers_naming_them_and_the_fix(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     server = MCPServer("plain")
-    server.tool()(resolved(query))
+    server.tool()(ResolvingMCPServer("elsewhere").resolved(query))  # another server's wrapper
     with caplog.at_level(logging.ERROR, logger="mcp_resolve"):
         async with Client(server) as client:
             result = await client.call_tool("query", {"sql": "x"})

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import sys
 from collections.abc import Callable, Sequence
+from types import UnionType
+from typing import Any, Union, get_args, get_origin
 
+from ..analysis.nodes import ASYNC_GEN, SYNC_GEN, Node, type_hints
 from ..errors import InvalidSignature
 from .failures import EXIT_BROKEN_PIPE, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, TargetError
 from .registered import KINDS, Function, Target
@@ -67,6 +71,7 @@ def command_check(options: argparse.Namespace, out: Output) -> int:
     first = ["form", "url", "sampling", "roots"]
     order = sorted(set(kinds), key=lambda k: (first.index(k) if k in first else 4, str(k)))
     asks = ", ".join(f"{kinds.count(k)} {k}" for k in order)
+    unseen = sum(1 for graph in graphs for node in graph.nodes if may_ask_unseen(node))
     where = ", ".join(options.targets)
     if problems:
         report(problems, out)
@@ -79,9 +84,33 @@ def command_check(options: argparse.Namespace, out: Output) -> int:
     out.line(
         (f"{out.mark(True)} {where}: ", "ok"),
         f"{_counted(functions)} checked, {_count(resolvers, 'resolver')}, "
-        f"{_count(len(kinds), 'question')}{f' ({asks})' if asks else ''}; no problems",
+        f"{_count(len(kinds), 'question')}{f' ({asks})' if asks else ''}"
+        f"{_unseen(unseen)}; no problems",
     )
     return EXIT_OK
+
+
+def may_ask_unseen(node: Node) -> bool:
+    """Whether a resolver may return a question that no return annotation declares: one
+    annotated with nothing, `Any` or `object` (its questions are checked when asked)."""
+    if node.asks is not None or node.app:  # declared; an app-scoped one cannot ask
+        return False
+    try:
+        returns = type_hints(node.fn).get("return", inspect.Parameter.empty)
+    except Exception:  # annotations that cannot be read say nothing either
+        return True
+    if node.kind in (ASYNC_GEN, SYNC_GEN) and get_args(returns):
+        returns = get_args(returns)[0]
+    members = get_args(returns) if get_origin(returns) in (Union, UnionType) else (returns,)
+    return any(m in (inspect.Parameter.empty, Any, object) for m in members)
+
+
+def _unseen(n: int) -> str:
+    """How many resolvers `check` cannot see the questions of, when there are any."""
+    if not n:
+        return ""
+    which = "resolver declares" if n == 1 else "resolvers declare"
+    return f"; {n} {which} no questions in a return annotation (checked when asked)"
 
 
 def _served(target: Target) -> str:

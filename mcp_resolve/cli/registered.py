@@ -106,7 +106,67 @@ def server_kind(value: Any) -> str | None:
 
 
 def functions_of(kind: str, value: Any, collected: Collected) -> tuple[str, list[Function]]:
-    """The title of a server of `kind`, and every function it serves."""
+    """The title of a server of `kind`, and every function it serves, each app-scoped
+    graph refused where the server keeps no application scope (`_scope_problem`)."""
+    title, functions = _functions_of(kind, value, collected)
+    problem = _scope_problem(kind, value)
+    if problem is not None:
+        from ..hosts.lifespan import unkept_app_scope
+
+        for function in functions:
+            graph = function.graph
+            refusal = unkept_app_scope(graph, *problem) if graph is not None else None
+            if refusal is not None:
+                function.problems.append(refusal.served_as(function.kind, function.name))
+                function.graph = None
+    return title, functions
+
+
+def _scope_problem(kind: str, value: Any) -> tuple[str, str] | None:
+    """(which server, the fix) when a server of `kind` keeps no application scope for
+    its app-scoped resolvers: every call of theirs would fail; None when it keeps one."""
+    if kind in ("server", "lowlevel"):
+        from ..hosts.lifespan import keeps_app_scope
+        from ..hosts.lowlevel import ResolvedTools
+        from ..hosts.mcp import ResolvingMCPServer
+    if kind == "server":
+        if isinstance(value, ResolvingMCPServer):
+            return None
+        return "a plain MCPServer", "build the server as mcp_resolve.mcp.ResolvingMCPServer"
+    if kind == "lowlevel":
+        lifespan, tools = value.lifespan, resolved_tools_of(value)
+        own = (
+            getattr(lifespan, "__self__", None) is tools
+            and getattr(lifespan, "__func__", None) is ResolvedTools.lifespan
+        )
+        if own or keeps_app_scope(lifespan):
+            return None
+        return (
+            "this Server's lifespan",
+            "give the Server lifespan=tools.lifespan (or tools.lifespan_with(your_lifespan)), "
+            "where tools is the ResolvedTools",
+        )
+    if kind == "fastmcp":
+        from ..hosts.fastmcp_scope import app_scope
+
+        if _composes(getattr(value, "_lifespan", app_scope), app_scope):
+            return None  # (a lifespan fastmcp keeps elsewhere is given the benefit of doubt)
+        return (
+            "this FastMCP server's lifespan",
+            "give the server lifespan=mcp_resolve.fastmcp.app_scope (or app_scope | yours)",
+        )
+    return None
+
+
+def _composes(lifespan: Any, wanted: Any) -> bool:
+    """Whether fastmcp's `lifespan` is `wanted` or composes it (`a | b`, any depth)."""
+    if lifespan is wanted:
+        return True
+    parts = [getattr(lifespan, name, None) for name in ("_left", "_right")]
+    return any(part is not None and _composes(part, wanted) for part in parts)
+
+
+def _functions_of(kind: str, value: Any, collected: Collected) -> tuple[str, list[Function]]:
     if kind == "server":
         context = mcp_classes()[1]
         found = _mcpserver_registrations(value)

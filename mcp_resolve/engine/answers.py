@@ -29,6 +29,10 @@ from .form_contract import Misfit, checked_content
 from .questions import Answer, Question
 from .replies import Supplied
 
+UNANSWERED: Any = object()
+"""What a question gets from the answers when none applies (it is asked): not None, which
+a `Sample` or `ListRoots` fallback may supply as its value."""
+
 DECLINED = DeclinedElicitation()
 CANCELLED = CancelledElicitation()
 ACCEPTED_URL = AcceptedUrlElicitation()
@@ -110,7 +114,7 @@ def take_answers(res: Any, answers: Mapping[str, Any]) -> None:
         if type(value) is Question:
             if node.key in answers:
                 outcome = res._answer_for(value)
-                if outcome is not None:
+                if outcome is not UNANSWERED:
                     values[node.index] = outcome
                     continue
                 if value.request_waits and accepts(answers[node.key]):

@@ -22,7 +22,10 @@ from typing import Any
 from mcp.server.mcpserver.exceptions import ToolError
 
 from ..analysis.graph import Graph
+from ..analysis.nodes import callable_name, identity
 from ..engine.app_scope import AppScope
+from ..engine.graph import ResolverGraph
+from ..errors import InvalidSignature
 
 logger = logging.getLogger("mcp_resolve")
 
@@ -68,21 +71,69 @@ async def holding_scope(state: Any, graphs: Graphs) -> AsyncIterator[AppScope]:
             await entry.scope.aclose()
 
 
-def keeping_scope(inner: Lifespan | None, graphs: Graphs) -> Lifespan:
+def keeping_scope(
+    inner: Lifespan | None, graphs: Graphs, open_scopes: list[AppScope] | None = None
+) -> Lifespan:
     """`inner` (or a lifespan yielding `{}`, as the SDK's default does) with a scope kept
-    for its requests: what a server is given as its `lifespan=`."""
+    for its requests: what a server is given as its `lifespan=`. While it runs, its scope
+    is in `open_scopes` (for `app_value`, code outside a tool)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(server: Any) -> AsyncIterator[Any]:
-        if inner is None:
-            state: Any = {}
-            async with holding_scope(state, graphs):
-                yield state
-            return
-        async with inner(server) as state, holding_scope(state, graphs):
+        async with contextlib.AsyncExitStack() as stack:
+            state: Any = {} if inner is None else await stack.enter_async_context(inner(server))
+            scope = await stack.enter_async_context(holding_scope(state, graphs))
+            if open_scopes is not None:
+                open_scopes.append(scope)
+                stack.callback(open_scopes.remove, scope)
             yield state
 
+    return keeps_scope(lifespan)
+
+
+def keeps_scope(lifespan: Lifespan) -> Lifespan:
+    """Mark `lifespan` as one that keeps an application scope, so that tooling
+    (`mcp-resolve check`) can tell a server given it from one that was not."""
+    lifespan.__mcp_resolve_keeps_scope__ = True  # type: ignore[attr-defined]
     return lifespan
+
+
+def keeps_app_scope(lifespan: Any) -> bool:
+    """Whether `lifespan` was made here to keep an application scope (a bound method is
+    read through to its function)."""
+    return getattr(lifespan, "__mcp_resolve_keeps_scope__", False) is True
+
+
+async def app_value(
+    resolver: Callable[..., Any], graphs: Iterable[Graph], open_scopes: list[AppScope], owner: str
+) -> Any:
+    """The value app-scoped `resolver` has in the running lifespan of `owner` (a server),
+    built now if no call needed it yet: the same value its tools receive.
+
+    `LookupError` when none of `graphs` uses `resolver` app-scoped; `RuntimeError` when the
+    server is not serving (no lifespan running, hence no scope to keep the value in).
+    """
+    wanted = identity(resolver)
+    found = next(
+        ((g, n) for g in graphs for n in g.app_scoped if identity(n.fn) == wanted), None
+    )
+    name = callable_name(resolver)
+    if found is None:
+        raise LookupError(
+            f"{owner}: no function it serves uses {name!r} as an app-scoped resolver "
+            f'(Resolve({name}, scope="app")), so it keeps no value of it'
+        )
+    if not open_scopes:
+        raise RuntimeError(
+            f"{owner} is not serving (its lifespan is not running), so it keeps no value of "
+            f"{name!r}: reach it from code that runs while the server serves, such as a route "
+            "of its HTTP app"
+        )
+    graph, node = found
+    if isinstance(graph, ResolverGraph):  # a test's override replaces it here too
+        graph = graph.effective()
+        node = graph.nodes[node.index]
+    return await open_scopes[-1].value(graph, node)
 
 
 def graphs_of(functions: Iterable[Any]) -> list[Graph]:
@@ -95,11 +146,33 @@ def graphs_of(functions: Iterable[Any]) -> list[Graph]:
     return found
 
 
+def unkept_app_scope(graph: Graph, host: str, fix: str) -> InvalidSignature | None:
+    """The refusal of a graph with app-scoped resolvers on a `host` whose lifespan keeps no
+    application scope (every call would fail), naming the first such resolver; None for a
+    graph without any."""
+    if not graph.app_scoped:
+        return None
+    node = _first_app_scoped(graph)
+    return InvalidSignature(
+        f"is app-scoped (it fills parameter {node.parameter!r}), but {host} keeps no "
+        "application scope, so every call would fail",
+        name=graph.tool,
+        resolver=node.name,
+        fix=fix,
+    )
+
+
+def _first_app_scoped(graph: Graph) -> Any:
+    """The app-scoped resolver a call reaches first: one the tool or a per-call resolver
+    takes directly (its own app-scoped dependencies come with it)."""
+    used = {t.node for t in graph.targets} | {d for n in graph.nodes if not n.app for d in n.deps}
+    return next((n for n in graph.app_scoped if n.index in used), graph.app_scoped[0])
+
+
 def no_app_scope(graph: Graph, hint: str) -> ToolError:
     """The error of a call whose server keeps no application scope: a setup mistake, told
     to the model as a tool error and to the operator in the log, with the fix."""
-    used = {t.node for t in graph.targets} | {d for n in graph.nodes if not n.app for d in n.deps}
-    node = next((n for n in graph.app_scoped if n.index in used), graph.app_scoped[0])
+    node = _first_app_scoped(graph)
     message = (
         f"Tool {graph.tool!r}: resolver {node.name!r} for parameter {node.parameter!r} is "
         "app-scoped, but this server's lifespan keeps no application scope"

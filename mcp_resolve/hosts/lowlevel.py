@@ -33,6 +33,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError, create_model
 
 from ..analysis.report import Analysed, active, check
+from ..engine.app_scope import AppScope
 from ..engine.graph import ResolverGraph
 from ..engine.workers import run_sync
 from ..errors import InvalidSignature
@@ -41,7 +42,7 @@ from .completion import announce
 from .connection import Connection
 from .flow import ToolFlow
 from .legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
-from .lifespan import Lifespan, keeping_scope, scope_of
+from .lifespan import Lifespan, app_value, keeping_scope, scope_of
 from .sealing import Principal, Sealing
 from .shared_keys import warn_keys_of_this_process
 
@@ -55,13 +56,7 @@ class _Tool:
         self.flow = flow
         self.graph = flow.graph
         self.is_async = inspect.iscoroutinefunction(fn)
-        hints = get_type_hints(fn, include_extras=True)
-        fields: dict[str, Any] = {}
-        for param in self.graph.model_parameters:
-            annotation = hints.get(param.name, Any)
-            default = ... if param.default is param.empty else param.default
-            fields[param.name] = (annotation, default)
-        self.arguments: type[BaseModel] = create_model(f"{name}Arguments", **fields)
+        self.arguments = arguments_model(fn, self.graph, name)
         self.definition = types.Tool(
             name=name,
             description=description if description is not None else inspect.getdoc(fn),
@@ -75,6 +70,24 @@ class _Tool:
         if self.is_async:
             return self.fn(**arguments, **values)  # type: ignore[no-any-return]
         return run_sync(functools.partial(self.fn, **arguments, **values))
+
+
+def arguments_model(fn: Callable[..., Any], graph: ResolverGraph, name: str) -> type[BaseModel]:
+    """The model a call's arguments are validated with: the parameters the model supplies
+    (also the testing kit's, so that `call()` coerces them as this host does)."""
+    hints = get_type_hints(fn, include_extras=True)
+    fields: dict[str, Any] = {}
+    for param in graph.model_parameters:
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (annotation, default)
+    return create_model(f"{name}Arguments", **fields)
+
+
+def invalid_arguments(tool: str, exc: ValidationError) -> str:
+    """What the client reads for arguments that do not fit: the fields, not their values."""
+    fields = sorted({".".join(str(p) for p in e["loc"]) or "<arguments>" for e in exc.errors()})
+    return f"Invalid arguments for tool {tool!r} (fields: {', '.join(fields)})"
 
 
 class ResolvedTools:
@@ -127,6 +140,7 @@ class ResolvedTools:
         # A guard given to the sealer counts too: either way each state is used once.
         self.replay_guard = replay_guard or self.sealer.replay_guard
         self._tools: dict[str, _Tool] = {}
+        self._open_scopes: list[AppScope] = []
 
     def add(
         self, fn: Callable[..., Any], *, name: str | None = None, description: str | None = None
@@ -174,14 +188,19 @@ class ResolvedTools:
         `eager=True` values are built when the server starts; generator cleanups run when
         it stops. With a lifespan of your own, use `lifespan_with(yours)` instead.
         """
-        return keeping_scope(None, self._graphs)(server)
+        return keeping_scope(None, self._graphs, self._open_scopes)(server)
 
     def lifespan_with(self, inner: Lifespan) -> Lifespan:
         """`inner` (a `Server(lifespan=...)` of your own), keeping the app scope inside it:
         it starts first and ends last; requests still see what it yields."""
         if not callable(inner):
             raise TypeError(f"lifespan_with() takes a lifespan function, got {inner!r}")
-        return keeping_scope(inner, self._graphs)
+        return keeping_scope(inner, self._graphs, self._open_scopes)
+
+    async def app_value(self, resolver: Callable[..., Any]) -> Any:
+        """The value app-scoped `resolver` has while the server serves, as in
+        `ResolvingMCPServer.app_value`: for code outside a tool, such as a webhook."""
+        return await app_value(resolver, self._graphs(), self._open_scopes, "ResolvedTools")
 
     def _graphs(self) -> list[ResolverGraph]:
         return [tool.graph for tool in self._tools.values()]
@@ -215,10 +234,7 @@ class ResolvedTools:
         try:
             validated = tool.arguments.model_validate(params.arguments or {})
         except ValidationError as exc:
-            fields = sorted(
-                {".".join(str(p) for p in e["loc"]) or "<arguments>" for e in exc.errors()}
-            )
-            return _error(f"Invalid arguments for tool {tool.name!r} (fields: {', '.join(fields)})")
+            return _error(invalid_arguments(tool.name, exc))
         arguments = {name: getattr(validated, name) for name in type(validated).model_fields}
         app = scope_of(ctx.lifespan_context) if tool.flow.app_scoped else None
         conn = Connection.of(

@@ -26,10 +26,19 @@ from starlette.applications import Starlette
 
 from ..analysis.graph import Graph
 from ..analysis.injected import uses_resolvers
+from ..engine.app_scope import AppScope
+from ..errors import InvalidSignature
 from .body_rounds import BodyRound
 from .completion import announce
 from .connection import Connection
-from .lifespan import Lifespan, graphs_of, keeping_scope, scope_of
+from .lifespan import (
+    Lifespan,
+    app_value,
+    graphs_of,
+    keeping_scope,
+    scope_of,
+    unkept_app_scope,
+)
 from .no_request import outside_a_request
 from .sdk_markers import translated, uses_sdk_resolve
 from .shared_keys import warn_keys_of_this_process, warn_unknown_key
@@ -50,6 +59,10 @@ class _Host(WrappedFunction):
     )
 
     body_rounds = True
+
+    @classmethod
+    def refusal(cls, graph: Graph) -> InvalidSignature | None:
+        return unkept_app_scope(graph, "a plain MCPServer", _KEEP_APP_SCOPE)
 
     def body_view(self, ctx: Context, round: BodyRound) -> Context:
         """A copy of the SDK's `Context` whose input params are the body's own."""
@@ -107,9 +120,25 @@ resolved = _Host.decorator(
     with a replay guard a state older than `state_ttl` is refused too; set it to the
     server's TTL when you change that. `ask_timeout` (600 s) is how long a question may
     hold a legacy call open, answer and URL completion each, unless the question sets
-    its own `timeout`.
+    its own `timeout`. A function with app-scoped resolvers is refused here: a plain
+    `MCPServer` keeps no application scope, `ResolvingMCPServer` does.
     """
 )
+
+
+_KEEP_APP_SCOPE = (
+    "build the server as mcp_resolve.mcp.ResolvingMCPServer and register the function on it "
+    "without @resolved (it applies @resolved itself, and its lifespan keeps the scope); for "
+    "settings such as max_rounds, decorate it with @server.resolved(...) instead"
+)
+
+
+class _ScopedHost(_Host):
+    """`@resolved` on a `ResolvingMCPServer`, whose lifespan keeps the application scope."""
+
+    @classmethod
+    def refusal(cls, graph: Graph) -> InvalidSignature | None:
+        return None
 
 
 async def complete(target: Context | MCPServer | None, elicitation_id: str) -> None:
@@ -136,8 +165,8 @@ class ResolvingMCPServer(MCPServer):
     Its lifespan keeps the application scope of `Resolve(..., scope="app")` resolvers: the
     `lifespan=` given (if any) is entered first, then `eager=True` values are built; when
     the SDK ends the lifespan, generator cleanups run, then the given lifespan ends. A
-    plain `MCPServer` offers no way to learn when its lifespan ends, so its app-scoped
-    resolvers refuse to run.
+    plain `MCPServer` offers no way to learn when its lifespan ends, so `@resolved` refuses
+    a function with app-scoped resolvers when it is decorated, naming this class.
     """
 
     def __init__(
@@ -148,14 +177,30 @@ class ResolvingMCPServer(MCPServer):
         **kwargs: Any,
     ) -> None:
         self._resolved_graphs: list[Graph] = []
+        self._open_scopes: list[AppScope] = []
+        kept = keeping_scope(lifespan, lambda: self._resolved_graphs, self._open_scopes)
         # Without request_state_security the SDK seals under a key of this process alone.
         self._keys_of_this_process = request_state_security is None
         name = args[0] if args else kwargs.get("name")
         super().__init__(
             *args,
-            lifespan=keeping_scope(lifespan, lambda: self._resolved_graphs),
+            lifespan=kept,
             request_state_security=_telling_unknown_keys(request_state_security, name),
             **kwargs,
+        )
+
+    async def app_value(self, resolver: Callable[..., Any]) -> Any:
+        """The value app-scoped `resolver` has while this server serves (built now if no
+        call needed it yet): the one its tools receive, for code outside a tool, such as a
+        webhook route of its HTTP app (`@server.custom_route(...)`).
+
+        `LookupError` if no function of this server uses `resolver` with `scope="app"`;
+        `RuntimeError` if the server is not serving (its lifespan is not running). Where
+        one server runs several lifespans at once (an in-memory `Client` opens one per
+        connection), the value is the latest started one's.
+        """
+        return await app_value(
+            resolver, self._resolved_graphs, self._open_scopes, f"Server {self.name!r}"
         )
 
     def streamable_http_app(self, *args: Any, **kwargs: Any) -> Starlette:
@@ -173,13 +218,21 @@ class ResolvingMCPServer(MCPServer):
         fn = self._resolved(fn)
         super().add_tool(fn, *args, **kwargs)
 
+    resolved = staticmethod(
+        _ScopedHost.decorator(
+            """`mcp_resolve.mcp.resolved` for this server, app-scoped resolvers included
+            (its lifespan keeps their scope): for settings such as `max_rounds`, as
+            `@server.tool()` over `@server.resolved(max_rounds=8)`."""
+        )
+    )
+
     def _resolved(self, fn: F) -> F:
         """`fn` wrapped where it needs it, its graph kept for the lifespan's eager values;
         the SDK's own `Resolve` markers are translated into ours first."""
         if not hasattr(fn, "__mcp_resolve_graph__") and uses_sdk_resolve(fn):
-            fn = resolved(translated(fn))
+            fn = _ScopedHost.wrap(translated(fn))  # type: ignore[assignment]
         elif uses_resolve(fn):
-            fn = resolved(fn)
+            fn = _ScopedHost.wrap(fn)  # type: ignore[assignment]
         self._resolved_graphs.extend(graphs_of([fn]))
         return fn
 

@@ -13,13 +13,16 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any, Protocol, TypeVar, Union, get_type_hints, overload
 
 import mcp_types as types
 
+from ..analysis.graph import Graph
 from ..analysis.report import Analysed, active, check, stand_in
 from ..engine.graph import ResolverGraph
 from ..engine.workers import run_sync
+from ..errors import InvalidSignature
 from ..seal import ReplayGuard
 from .at_most_once import DEFAULT_STATE_TTL
 from .body_rounds import BodyRound
@@ -77,11 +80,17 @@ class WrappedFunction:
         collected = active()
         if collected is not None:
             report = check(function, context_types=(cls.context_type,))
+            refusal = cls.refusal(report.graph) if report.graph is not None else None
+            if refusal is not None:
+                report = replace(report, graph=None, problems=(refusal,))
             if not report.ok:
                 standing = stand_in(function, report)
                 collected.add(Analysed(function, report, standing))
                 return standing
         graph = ResolverGraph.from_function(function, context_types=(cls.context_type,))
+        refusal = cls.refusal(graph)
+        if refusal is not None:
+            raise refusal
         flow = ToolFlow(
             graph,
             tool_errors=cls.tool_errors,
@@ -93,6 +102,12 @@ class WrappedFunction:
         if collected is not None:
             collected.add(Analysed(function, report, wrapper))
         return wrapper
+
+    @classmethod
+    def refusal(cls, graph: Graph) -> InvalidSignature | None:
+        """A graph this host can tell, when it is decorated, that no server of it could run
+        (refused then, with the fix, rather than on every call); None when it can run."""
+        return None
 
     @classmethod
     def decorator(cls, doc: str) -> Decorator:

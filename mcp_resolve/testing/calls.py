@@ -25,6 +25,7 @@ from ..engine.results import Resolved, Suspended
 from ..engine.workers import run_sync
 from ..errors import ResolutionError
 from ..hosts.state import RoundState
+from .as_served import arguments_validator, declared, fallbacks, sdk_context_types
 from .asked import (
     AnswerLike,
     AskedQuestion,
@@ -112,13 +113,17 @@ async def call(
     """Call `tool` with `arguments`, answering its questions from `answers`.
 
     `tool` is a plain function with `Resolve(...)` parameters or a `@resolved` wrapper.
-    `arguments` are the tool's own arguments by parameter name, passed as given (no
-    validation: the server's SDK does that before a tool is called). `answers` maps a
+    `arguments` are the tool's own arguments by parameter name, as a client sends them:
+    validated and coerced first by the model the tool's host builds (`MCPServer`'s for
+    a `@resolved` tool or a plain function, `ResolvedTools`' with `context_types` naming
+    the low-level `ServerRequestContext`), and refused with the host's own `ToolError`
+    when they do not fit. `answers` maps a
     question key, or the resolver function itself, to an answer (see `AnswerLike`), or
     is a callable `(AskedQuestion) -> answer` (may be async) consulted for every question;
     a question with no answer raises `UnansweredQuestion`. `context` is given to resolver
     parameters and tool parameters annotated with a context type (for a plain function,
-    name those types in `context_types`; a `@resolved` tool uses the SDK's `Context`);
+    the SDK's `Context` is recognised when the SDK is installed, other types are named in
+    `context_types`; a `@resolved` tool uses its host's);
     `context()` builds a realistic one, and a call that needs one without it is a
     `TypeError` naming the resolver and parameter.
 
@@ -131,16 +136,19 @@ async def call(
     hence the default. More than `max_rounds` rounds of questions raise `ResolutionError`,
     as a server would.
 
-    `capabilities` is what resolvers taking the SDK's `ClientCapabilities` receive; by
-    default the capabilities the `context` declares (`context(client_capabilities=...)`).
-    A `Sample` or `ListRoots` answer is validated as a host would (as the SDK's result).
+    `capabilities` is what the client declared (by default, what the `context` declares:
+    `context(client_capabilities=...)`): resolvers taking the SDK's `ClientCapabilities`
+    receive it, and a question it does not cover is answered by its `fallback=`, or
+    refused with the server's -32021 `MCPError` when it has none, as a server would.
+    Without either, the scripted user answers every kind of question. A `Sample` or
+    `ListRoots` answer is validated as a host would (as the SDK's result).
 
     `trace=True` records which resolvers ran, when and where (`CallResult.trace`). `app` keeps
     app-scoped values across calls; without it, each call has a scope of its own.
     """
     if mode not in ("rounds", "in_process"):
         raise ValueError(f"mode must be 'rounds' or 'in_process', got {mode!r}")
-    graph = _graph_of(tool, context_types)
+    graph = _graph_of(tool, context_types or sdk_context_types())
     arguments = dict(arguments or {})
     given = sorted(graph.resolved_parameters & arguments.keys())
     if given:
@@ -149,10 +157,14 @@ async def call(
             "by arguments; replace a resolver with override() instead"
         )
     require_context(graph.effective(), context)
+    validate = arguments_validator(tool, graph)
+    if validate is not None:
+        arguments = validate(arguments)
     recorder = Trace() if trace else None
     running = traced_graph(graph, recorder) if recorder is not None else graph
     if capabilities is None:
         capabilities = capabilities_of(context)
+    capabilities = declared(capabilities)
     driver = _Driver(graph, answers, context, max_rounds, recorder, capabilities)
     with signed_in(context):
         async with scope_for(app, graph) as driver.app:
@@ -259,6 +271,11 @@ class _Driver:
             async with self._start(graph, arguments) as resolution:
                 recorded = state.answers_with(responses) if state.asked or state.answers else None
                 outcome = await resolution.resolve(recorded)
+                while isinstance(outcome, Suspended):  # what the client cannot be asked
+                    supplied = fallbacks(self.capabilities, outcome.questions)
+                    if supplied is None:
+                        break
+                    outcome = await resolution.resolve(supplied)
                 if isinstance(outcome, Resolved):
                     return await self._body(arguments, outcome)
                 following = state.next_round(resolution.used or {}, outcome.questions)
@@ -271,7 +288,12 @@ class _Driver:
         async with self._start(graph, arguments) as resolution:
             outcome = await resolution.resolve()
             while isinstance(outcome, Suspended):
-                outcome = await resolution.resolve(await self._ask(outcome.questions))
+                # As on a legacy connection: one round, each question asked or given its
+                # fallback when the client cannot be asked it.
+                supplied = fallbacks(self.capabilities, outcome.questions) or {}
+                asked = tuple(q for q in outcome.questions if q.key not in supplied)
+                answers = await self._ask(asked) if asked else {}
+                outcome = await resolution.resolve({**supplied, **answers})
             return await self._body(arguments, outcome)
 
     def _start(self, graph: ResolverGraph, arguments: dict[str, Any]) -> Any:

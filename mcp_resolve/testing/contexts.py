@@ -62,8 +62,10 @@ def context(
     has no headers). `meta` is the request's `_meta` (`ctx.request_context.meta`).
     `access_token` signs a user in: `get_access_token()` returns it while `call()` runs,
     as behind the SDK's auth middleware (it implies an HTTP request). The client declares
-    `client_capabilities` (by default form and URL elicitation, since `call()` answers
-    both) and `client_info`. `protocol_version` is the negotiated version (2025-11-25 by
+    `client_capabilities` (by default form and URL elicitation, sampling with tools and
+    roots, since `call()` answers them all; `call()` answers a question the declared ones
+    do not cover with its `fallback=`, or refuses it with -32021, as a server would) and
+    `client_info`. `protocol_version` is the negotiated version (2025-11-25 by
     default); on 2026-07-28 the `_meta` also carries the envelope a client sends.
     `lifespan_context` and `request_id` are the request context's; `server` is
     `ctx.mcp_server`.
@@ -93,7 +95,7 @@ def request_context(
     headers = request.get("headers")
     declared = request.get("client_capabilities")
     capabilities = types.ClientCapabilities.model_validate(
-        _ASKS_BOTH if declared is None else declared
+        _ASKS_ALL if declared is None else declared
     )
     named = request.get("client_info")
     info = types.Implementation.model_validate(_CLIENT if named is None else named)
@@ -115,8 +117,12 @@ def request_context(
     )
 
 
-# The client that `call()` stands for: it answers form and URL questions.
-_ASKS_BOTH: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}}
+# The client that `call()` stands for: it answers every kind of question.
+_ASKS_ALL: dict[str, Any] = {
+    "elicitation": {"form": {}, "url": {}},
+    "sampling": {"tools": {}},
+    "roots": {},
+}
 _CLIENT: dict[str, Any] = {"name": "mcp_resolve.testing", "version": "0"}
 
 
