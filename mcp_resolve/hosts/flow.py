@@ -5,9 +5,8 @@ call reaches them; once they have a `Connection` (the negotiated version, the se
 ask through, the retry's answers and state), this flow is the same: on legacy connections
 each question is sent as `elicitation/create` in the middle of the call and the engine
 continues in-process; on 2026-07-28 connections the call returns an `InputRequiredResult`
-with every question that can be asked now and a request state recording the answers so
-far, and the retry resumes. A `StateCodec` seals that state where the host does not.
-"""
+with the questions askable now and a state of the answers so far (sealed by a `StateCodec`
+where the host does not), and the retry resumes."""
 
 from __future__ import annotations
 
