@@ -27,7 +27,7 @@ from ..plan.compiler import BLOCKED, PENDING
 from ..schema import fields_left_empty_as_none, render_elicitation_schema
 from .form_contract import Misfit, checked_content
 from .questions import Answer, Question
-from .replies import Supplied
+from .replies import UNANSWERED, Supplied
 
 DECLINED = DeclinedElicitation()
 CANCELLED = CancelledElicitation()
@@ -110,7 +110,7 @@ def take_answers(res: Any, answers: Mapping[str, Any]) -> None:
         if type(value) is Question:
             if node.key in answers:
                 outcome = res._answer_for(value)
-                if outcome is not None:
+                if outcome is not UNANSWERED:
                     values[node.index] = outcome
                     continue
                 if value.request_waits and accepts(answers[node.key]):

@@ -36,7 +36,7 @@ from .app_scope import AppScope, app_step, app_value
 from .cleanup import ExitStack
 from .questions import Answer, Question
 from .refusal import refused
-from .replies import Supplied, reply_of
+from .replies import UNANSWERED, Supplied, reply_of
 from .results import Resolved, Suspended
 from .scheduler import Scheduler
 from .stepping import DONE, forward, resume
@@ -311,8 +311,8 @@ class Resolution:
                     self._fail(node)
                     raise
             question = Question(node.key, result, node.name, node.parameter)
-            result = self._answer_for(question) if self._answers else None
-            if result is None:
+            result = self._answer_for(question) if self._answers else UNANSWERED
+            if result is UNANSWERED:
                 result = question
                 self._stuck += 1
         self._values[node.index] = result
@@ -323,7 +323,7 @@ class Resolution:
         take_answers(self, answers)
 
     def _answer_for(self, question: Question) -> Any:
-        """The outcome `question` gets from the answers received, or None to ask it.
+        """The outcome `question` gets from the answers received, or UNANSWERED to ask it.
 
         An answer pinned to another digest answered a differently worded question and is
         ignored. A consent to a URL question that waits for completion never satisfies it:
@@ -331,14 +331,14 @@ class Resolution:
         """
         answer = self._answers.get(question.key) if self._answers else None
         if answer is None:
-            return None
+            return UNANSWERED
         if not isinstance(answer, Answer):
             # An outcome given directly, such as a declared fallback.
             return answer.value if type(answer) is Supplied else answer
         if answer.digest is not None and answer.digest != question.digest:
-            return None
+            return UNANSWERED
         if question.request_waits and answer.action == "accept":
-            return None
+            return UNANSWERED
         if question.kind == "sampling" or question.kind == "roots":
             parse = getattr(self._graph, "reply_parser", None)
             outcome = reply_of(question, answer, self._graph.tool, parse)
