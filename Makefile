@@ -3,13 +3,15 @@
 #   make test   runs the whole test suite
 # (`make conformance` runs the official MCP conformance suite; it installs what it needs.)
 # Both create (or reuse) .venv and install the project with its dev extra into it.
+# `make test-3.10` / `test-3.13` run the suite on another Python (pyenv's), `make test-lowest`
+# with every declared dependency at its lower bound, `make dist` builds the release artefacts.
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint docs bench clean redis-server haproxy conformance npm
+.PHONY: demo test lint docs bench clean redis-server haproxy conformance npm dist test-lowest
 
 # pip's own output is a wall of text; this shows one line that counts what pip collects, then
 # what it installs. pip's errors (stderr) are shown as they are; pipefail keeps its status.
@@ -31,8 +33,55 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/mcp-resolve demo $(ARGS)
 
+# The suite on both cores (pytest-xdist; a module that builds something once runs on one worker,
+# see xdist_group), the slowest tests listed at the end.
+PYTEST := -m pytest -n auto --dist loadgroup --durations=15
+
 test: $(STAMP) redis-server haproxy
-	$(BIN)/python -m pytest
+	$(BIN)/python $(PYTEST)
+
+# The suite on another Python, in its own venv: `make test-3.10`, `make test-3.13` (.venv-3.10,
+# .venv-3.13). The interpreter is pyenv's newest 3.X where pyenv has one, else python3.X on
+# PATH; a missing one stops the target with a message saying so.
+find-python = py=$$(pyenv prefix "$$(pyenv latest $(1) 2>/dev/null)" 2>/dev/null)/bin/python$(1); \
+	[ -x "$$py" ] || py=$$(command -v python$(1)) || { echo "Python $(1) not found (pyenv or PATH)"; exit 1; }
+
+.PRECIOUS: .venv-%/.installed
+.venv-%/.installed: pyproject.toml
+	@$(call find-python,$*); echo "Setting up .venv-$* with $$py"; \
+	[ -x .venv-$*/bin/python ] || "$$py" -m venv .venv-$*
+	@.venv-$*/bin/python -m pip install --quiet --upgrade pip
+	@PYTHONUNBUFFERED=1 .venv-$*/bin/python -m pip install --progress-bar off -e ".[dev]" | $(PROGRESS)
+	@touch $@
+
+# The wheel test (tests/test_wheel.py) runs on the default Python only: it builds and
+# installs the package, which takes minutes, and the packaging is the same on every Python.
+test-%: .venv-%/.installed redis-server haproxy
+	.venv-$*/bin/python $(PYTEST) -m "not wheel"
+
+# The suite with every dependency we declare at its lower bound (.ci/lowest.py turns
+# pyproject's `>=` bounds into `==` pins), in .venv-lowest, on the lowest Python we support.
+LOWEST := .venv-lowest
+LOWEST_PYTHON := 3.10
+$(LOWEST)/.installed: pyproject.toml .ci/lowest.py
+	@$(call find-python,$(LOWEST_PYTHON)); \
+	echo "Setting up $(LOWEST) with $$py: every declared dependency at its lower bound"; \
+	rm -rf $(LOWEST) && "$$py" -m venv $(LOWEST)
+	@$(LOWEST)/bin/python -m pip install --quiet --upgrade pip
+	$(LOWEST)/bin/python .ci/lowest.py > $(LOWEST)/constraints.txt
+	@PYTHONUNBUFFERED=1 $(LOWEST)/bin/python -m pip install --progress-bar off \
+		-c $(LOWEST)/constraints.txt -e ".[$$($(LOWEST)/bin/python .ci/lowest.py --extras)]" \
+		| $(PROGRESS)
+	@touch $@
+
+test-lowest: $(LOWEST)/.installed redis-server haproxy
+	$(LOWEST)/bin/python $(PYTEST) -m "not wheel"
+
+# The release artefacts: the sdist, then the wheel built from it, in dist/, both checked.
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist
+	$(BIN)/python -m twine check --strict dist/*
 
 # The Redis tests start their own redis-server (Debian package redis-server); install it once,
 # quietly, when it is missing. As root (CI, the dev machines) apt-get runs as is; otherwise sudo.
@@ -108,4 +157,4 @@ bench: $(STAMP) redis-server
 	$(BIN)/python benchmarks/redis_guard.py
 
 clean:
-	rm -rf $(VENV) $(SUITES) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-* $(SUITES) dist .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,5 +1,7 @@
 """Resolvers for MCP tools: fill a parameter by computing it or by asking the user."""
 
+from importlib import metadata as _metadata
+
 from .client_requests import ListRoots, Sample
 from .engine.app_scope import AppScope
 from .engine.graph import ResolverGraph
@@ -44,4 +46,13 @@ __all__ = [
     "render_elicitation_schema",
 ]
 
-__version__ = "0.1.0.dev0"
+
+def _version() -> str:
+    """The installed distribution's version: pyproject.toml is its one source."""
+    try:
+        return _metadata.version("mcp-resolve")
+    except _metadata.PackageNotFoundError:  # imported from a checkout that was never installed
+        return "0+unknown"
+
+
+__version__ = _version()

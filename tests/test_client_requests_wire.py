@@ -14,7 +14,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
-from mcp_resolve import Elicit, Resolve, Sample
+from mcp_resolve import Elicit, ListRoots, Resolve, Sample
 from mcp_resolve.mcp import resolved
 
 pytestmark = pytest.mark.anyio
@@ -207,6 +207,25 @@ async def test_a_client_without_sampling_gets_the_samples_fallback(mode: str) ->
         asked = await session.call_tool("brief", {"topic": "tides"})
     assert text_of(without) == "offline summary"
     assert text_of(asked) == "<tides>"
+
+
+def roots_or_none() -> ListRoots:
+    return ListRoots(fallback=None)
+
+
+async def first_root(roots: Annotated[types.ListRootsResult | None, Resolve(roots_or_none)]) -> str:
+    """The client's first root, or a plain answer when it keeps no roots."""
+    return "no roots" if roots is None else str(roots.roots[0].uri)
+
+
+@pytest.mark.parametrize("mode", ["legacy", MODERN])
+async def test_a_fallback_of_none_is_a_value_not_a_question_left_open(mode: str) -> None:
+    mcp = MCPServer("none")
+    mcp.tool()(resolved(first_root))
+    async with Client(mcp, mode=mode) as session:
+        result = await session.call_tool("first_root", {})
+    assert not result.is_error
+    assert text_of(result) == "no roots"
 
 
 def broken_sample(topic: str) -> Sample:

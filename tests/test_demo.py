@@ -1,15 +1,28 @@
 """The README's demo runs the seed's stories end to end on every transport and generation."""
 
+import contextlib
+import io
+import sys
+
 import pytest
+from mcp import Client, StdioServerParameters
 
 from mcp_resolve import demo
 
+# One run of the demo for the module: its tests stay on one xdist worker (`make test` runs two).
+pytestmark = pytest.mark.xdist_group("demo")
 
-def test_the_demo_tells_every_story_over_stdio_and_http_on_both_generations(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    demo.main([])
-    out = capsys.readouterr().out
+
+@pytest.fixture(scope="module")
+def out() -> str:
+    """What `mcp-resolve demo` prints: stdio and HTTP, both generations (one run, read by all)."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        demo.main([])
+    return printed.getvalue()
+
+
+def test_the_demo_tells_every_story_over_stdio_and_http_on_both_generations(out: str) -> None:
     for transport in ("stdio", "http"):
         for mode in ("legacy", "2026-07-28"):
             assert f"== {transport}, {mode} " in out
@@ -21,3 +34,48 @@ def test_the_demo_tells_every_story_over_stdio_and_http_on_both_generations(
     assert out.count("= Complete the payment in your browser.") == 4
     assert out.count("is out of stock; delivery takes 3 weeks. Order anyway?") == 4
     assert "error" not in out
+
+
+def test_each_section_says_in_one_line_what_it_shows(out: str) -> None:
+    headers = [line for line in out.splitlines() if line.startswith("  -- ")]
+    expected = [
+        f"  -- {section.server}: {section.shows}"
+        for _ in ("stdio", "http")
+        for mode in ("legacy", "2026-07-28")
+        for section in demo.run.SECTIONS[mode]
+    ]
+    assert headers == expected
+    for sections in demo.run.SECTIONS.values():  # no two sections say the same
+        assert len({section.shows for section in sections}) == len(sections)
+
+
+def test_the_demo_shows_sampling_and_its_fallback(out: str) -> None:
+    llm = "? (the client's LLM) A title of at most five words for: eggs, milk and bread for sunday"
+    # Asked only of the client that lends its LLM; the other gets the fallback, unasked.
+    assert out.count(llm) == 4
+    assert out.count("= Saved the note 'Groceries for Sunday'.") == 4
+    assert out.count("= Saved the note 'eggs, milk and...'.") == 4
+
+
+def test_the_demo_shows_one_app_scoped_pool_serving_every_call(out: str) -> None:
+    assert out.count("  stock(sku='apple')\n    = 12\n") == 4
+    assert out.count('= { "pool": 1, "opened": 1, "size": 4 }') == 8
+
+
+@pytest.mark.anyio
+async def test_serve_runs_one_example_server_for_another_client() -> None:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "mcp_resolve", "demo", "--serve", "notes"]
+    )
+    async with Client(params) as client:
+        result = await client.call_tool("save_note", {"text": "call the plumber today"})
+    assert result.content[0].text == "Saved the note 'call the plumber...'."  # type: ignore[union-attr]
+
+
+def test_serve_names_the_example_servers_there_are(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        demo.main(["--serve", "nope"])
+    err = capsys.readouterr().err
+    assert "invalid choice: 'nope'" in err
+    assert "'notes'" in err
+    assert "'warehouse'" in err

@@ -573,3 +573,38 @@ async def test_order_book_advertises_only_isbn_and_quantity(shop: ModuleType) ->
     assert set(tool.input_schema["properties"]) == {"isbn", "quantity"}
     assert tool.input_schema["required"] == ["isbn"]
     assert tool.input_schema["properties"]["quantity"]["minimum"] == 1
+
+
+# -- Notes: sampling with a fallback ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_notes_titles_a_note_with_the_clients_llm(
+    load_example: Callable[[str], ModuleType], mode: str
+) -> None:
+    notes = load_example("notes")
+    prompts: list[str] = []
+
+    async def llm(context: Any, params: types.CreateMessageRequestParams) -> Any:
+        block = params.messages[0].content
+        assert isinstance(block, types.TextContent)
+        prompts.append(block.text)
+        text = types.TextContent(type="text", text="Groceries for Sunday")
+        return types.CreateMessageResult(role="assistant", content=text, model="demo")
+
+    async with Client(notes.mcp, mode=mode, sampling_callback=llm) as client:
+        result = await client.call_tool("save_note", {"text": "eggs, milk and bread for sunday"})
+    assert not result.is_error
+    assert result.content[0].text == "Saved the note 'Groceries for Sunday'."  # type: ignore[union-attr]
+    assert prompts == ["A title of at most five words for: eggs, milk and bread for sunday"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_notes_falls_back_to_the_first_words_without_sampling(
+    load_example: Callable[[str], ModuleType], mode: str
+) -> None:
+    notes = load_example("notes")
+    async with Client(notes.mcp, mode=mode) as client:
+        result = await client.call_tool("save_note", {"text": "eggs, milk and bread for sunday"})
+    assert not result.is_error
+    assert result.content[0].text == "Saved the note 'eggs, milk and...'."  # type: ignore[union-attr]

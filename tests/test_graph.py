@@ -16,6 +16,7 @@ from mcp_resolve import (
     Resolve,
     ResolverGraph,
 )
+from mcp_resolve.testing import call
 
 
 class Ctx:
@@ -200,6 +201,33 @@ def test_resolve_inside_a_union_of_a_resolver_parameter_is_refused() -> None:
 
     with pytest.raises(InvalidSignature, match=r"parameter 'x' of resolver '\S*outer'"):
         ResolverGraph.from_function(tool)
+
+
+async def maybe_name() -> str | None:
+    return "Ada"
+
+
+@pytest.mark.anyio
+async def test_the_recommended_optional_form_with_a_none_default_is_accepted_on_a_tool() -> None:
+    # Python 3.10's typing.get_type_hints wraps this in Optional[...] for the None default.
+    async def tool(v: Annotated[str | None, Resolve(maybe_name)] = None) -> str | None:
+        return v
+
+    assert ResolverGraph.from_function(tool).resolved_parameters == {"v"}
+    assert (await call(tool)).result == "Ada"
+
+
+@pytest.mark.anyio
+async def test_the_recommended_optional_form_with_a_none_default_is_accepted_on_a_resolver() -> (
+    None
+):
+    def outer(x: Annotated[str | None, Resolve(maybe_name)] = None) -> str:
+        return f"got {x}"
+
+    async def tool(v: Annotated[str, Resolve(outer)]) -> str:
+        return v
+
+    assert (await call(tool)).result == "got Ada"
 
 
 class Other(BaseModel):

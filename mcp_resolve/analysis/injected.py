@@ -95,7 +95,11 @@ def split_markers(annotation: Any, default: Any = _EMPTY) -> tuple[list[Resolve]
         return [], annotation
     others = [m for m in annotation.__metadata__ if not isinstance(m, (Resolve, Dependant))]
     base = get_args(annotation)[0]
-    return found, (Annotated.__class_getitem__((base, *others)) if others else base)
+    if not others:
+        return found, base
+    # A subscription, not `Annotated.__class_getitem__`, which Python 3.13 no longer has.
+    metadata = (base, *others)
+    return found, Annotated[metadata]
 
 
 def injected_parameters(fn: Callable[..., Any], *, lookalikes: bool = False) -> list[str]:

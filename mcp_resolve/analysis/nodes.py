@@ -8,9 +8,10 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import Any
 
 from pydantic import BaseModel
+from typing_extensions import get_type_hints
 
 from ..client_requests import Kind
 from .edges import Convert
@@ -192,6 +193,12 @@ def identity(fn: Callable[..., Any]) -> object:
 
 
 def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The evaluated annotations of `fn` (of a class: its `__init__`), extras kept.
+
+    typing_extensions' `get_type_hints`, not typing's: on Python 3.10 typing's wraps the
+    annotation of a parameter whose default is None in `Optional[...]`, which would turn
+    `Annotated[str | None, Resolve(g)] = None` into a `Resolve` inside a union.
+    """
     target = _target(fn)
     if inspect.ismethod(target):
         target = target.__func__

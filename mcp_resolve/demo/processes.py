@@ -11,14 +11,28 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+# A wheel carries the repository's examples/ inside the package (pyproject's force-include);
+# a checkout, or an editable install of one, has them beside the package.
+PACKAGED = Path(__file__).resolve().parent / "examples"
+CHECKOUT = Path(__file__).resolve().parents[2] / "examples"
+
+
+def examples_folder() -> Path:
+    """Where the example servers are: inside the installed package, else in the checkout."""
+    return PACKAGED if PACKAGED.is_dir() else CHECKOUT
+
+
+def example_names() -> list[str]:
+    """The example servers there are (`files`, `bistro`, ...)."""
+    return sorted(p.stem for p in examples_folder().glob("*.py"))
 
 
 def example_path(name: str) -> Path:
-    path = EXAMPLES / f"{name}.py"
-    if not path.exists():
+    path = examples_folder() / f"{name}.py"
+    if not path.is_file():
         raise FileNotFoundError(
-            f"example {name!r} not found at {path}; run from a checkout of mcp_resolve"
+            f"no example server {name!r} (looked for {path}); the examples are: "
+            + (", ".join(example_names()) or "none: this installation has lost them")
         )
     return path
 
@@ -35,7 +49,7 @@ def http_server(
     name: str,
     *,
     stateless: bool = False,
-    timeout: float = 20.0,
+    timeout: float = 60.0,
     env: Mapping[str, str] | None = None,
 ) -> Iterator[str]:
     """Run `examples/<name>.py --http 127.0.0.1:PORT`; yield its `/mcp` URL; stop it after.

@@ -1,19 +1,24 @@
 """The README's demo: the seed's stories against real example servers, on every transport.
 
-Starts `examples/files.py`, `examples/bistro.py` and `examples/order_book.py` as real
-subprocesses and drives them with the official SDK's `Client`, over stdio and over
-Streamable HTTP on 127.0.0.1, on a legacy connection and on a 2026-07-28 one, printing
-every question and the answer given. `--interactive` lets a person answer instead.
+Starts example servers (files, bistro, order_book, notes, warehouse) as real subprocesses and
+drives them with the official SDK's `Client`, over stdio and over Streamable HTTP on
+127.0.0.1, on a legacy connection and on a 2026-07-28 one, printing what each section shows,
+then every question and the answer given. `--interactive` lets a person answer instead.
+`--serve NAME` runs one example server for another client instead. The servers ship inside
+the installed package, so this works from a wheel as from a checkout.
 
-    python -m mcp_resolve.demo [--interactive] [--transport stdio|http] [--mode legacy|2026-07-28]
+    mcp-resolve demo [--interactive] [--transport stdio|http] [--mode legacy|2026-07-28]
+    mcp-resolve demo --serve NAME [--http HOST:PORT]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import runpy
 import sys
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import anyio
@@ -21,28 +26,68 @@ import anyio.to_thread
 import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.client import ClientRequestContext
-from mcp.client.session import ElicitationFnT
+from mcp.client.session import ElicitationFnT, SamplingFnT
 from mcp.shared.exceptions import MCPError
 
-from .processes import example_path, http_server
+from .processes import example_names, example_path, http_server
 from .terminal import Dismissed, fill_form
 
-Story = tuple[str, str, dict[str, Any]]
 
-# (server, tool, arguments): the seed's "Try it", then the rest of its stories.
-STORIES: dict[str, list[Story]] = {
-    "legacy": [
-        ("files", "delete_folder", {"path": "/tmp/project"}),
-        ("bistro", "book_table", {"date": "2025-12-25", "party_size": 2}),
-        ("bistro", "pay_deposit", {"booking_id": "b42"}),
-        ("order_book", "order_book", {"isbn": "978-0199535569"}),
-    ],
-    "2026-07-28": [
-        ("files", "delete_folder", {"path": "/tmp/project"}),
-        ("bistro", "book_table_anywhere", {"date": "2025-12-25", "party_size": 2}),
-        ("bistro", "pay_deposit", {"booking_id": "b42"}),
-        ("order_book", "order_book", {"isbn": "978-0199535569"}),
-    ],
+@dataclass(frozen=True)
+class Section:
+    """One story of the demo: which server, what it shows (one line), the calls it makes."""
+
+    server: str
+    shows: str
+    calls: tuple[tuple[str, dict[str, Any]], ...]
+    sampling: bool = True  # whether the client lends its LLM (declares sampling)
+
+
+BOOKING = {"date": "2025-12-25", "party_size": 2}
+
+# The seed's "Try it", then the rest of its stories, then sampling and app scope.
+SECTIONS: dict[str, list[Section]] = {
+    mode: [
+        Section(
+            "files",
+            "a resolver asks for confirmation only when the folder has files (a form)",
+            (("delete_folder", {"path": "/tmp/project"}),),
+        ),
+        Section(
+            "bistro",
+            "asking from the tool body (legacy only), the user picking another date"
+            if mode == "legacy"
+            else "a resolver offers another date when the one asked for is full",
+            (("book_table" if mode == "legacy" else "book_table_anywhere", BOOKING),),
+        ),
+        Section(
+            "bistro",
+            "a URL question: the user opens a payment page, out of band",
+            (("pay_deposit", {"booking_id": "b42"}),),
+        ),
+        Section(
+            "order_book",
+            "a question that depends on a value another resolver computed (stock)",
+            (("order_book", {"isbn": "978-0199535569"}),),
+        ),
+        Section(
+            "notes",
+            "Sample: the client's LLM writes the note's title",
+            (("save_note", {"text": "eggs, milk and bread for sunday"}),),
+        ),
+        Section(
+            "notes",
+            "Sample's fallback: a client without an LLM still gets its note saved",
+            (("save_note", {"text": "eggs, milk and bread for sunday"}),),
+            sampling=False,
+        ),
+        Section(
+            "warehouse",
+            "app scope: one connection pool, built once, serves every call",
+            (("stock", {"sku": "apple"}), ("pool_info", {}), ("pool_info", {})),
+        ),
+    ]
+    for mode in ("legacy", "2026-07-28")
 }
 
 SCRIPTED = {"No tables for": {"accept_alternative": True, "date": "2025-12-27"}}
@@ -97,18 +142,42 @@ def make_callback(interactive: bool) -> ElicitationFnT:
     return callback
 
 
+SCRIPTED_TITLE = "Groceries for Sunday"
+
+
+def make_sampling(interactive: bool) -> SamplingFnT:
+    """The client's LLM: a scripted reply, or the person's in `--interactive` mode."""
+
+    async def callback(
+        context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult:
+        prompt = " ".join(getattr(m.content, "text", "") for m in params.messages)
+        print(f"    ? (the client's LLM) {prompt}")
+        reply = SCRIPTED_TITLE
+        if interactive:
+            raw = await anyio.to_thread.run_sync(input, "      You are the LLM; reply: ")
+            reply = raw.strip() or SCRIPTED_TITLE
+        print(f"    > {reply}")
+        text = types.TextContent(type="text", text=reply)
+        return types.CreateMessageResult(role="assistant", content=text, model="demo")
+
+    return callback
+
+
 @contextlib.asynccontextmanager
 async def connect(
-    server: str, transport: str, mode: str, interactive: bool
+    server: str, transport: str, mode: str, interactive: bool, sampling: bool
 ) -> AsyncIterator[Client]:
-    callback = make_callback(interactive)
+    callbacks: dict[str, Any] = {"elicitation_callback": make_callback(interactive)}
+    if sampling:
+        callbacks["sampling_callback"] = make_sampling(interactive)
     if transport == "stdio":
         params = StdioServerParameters(command=sys.executable, args=[str(example_path(server))])
-        async with Client(params, mode=mode, elicitation_callback=callback) as client:
+        async with Client(params, mode=mode, **callbacks) as client:
             yield client
         return
     with http_server(server) as url:
-        async with Client(url, mode=mode, elicitation_callback=callback) as client:
+        async with Client(url, mode=mode, **callbacks) as client:
             yield client
 
 
@@ -116,28 +185,55 @@ async def run(transports: list[str], modes: list[str], interactive: bool) -> Non
     for transport in transports:
         for mode in modes:
             print(f"\n== {transport}, {mode} " + "=" * 40)
-            stories = STORIES[mode]
-            for server in dict.fromkeys(name for name, _, _ in stories):
-                async with connect(server, transport, mode, interactive) as client:
-                    for name, tool, arguments in stories:
-                        if name != server:
-                            continue
-                        print(f"  {tool}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})")
-                        try:
-                            result = await client.call_tool(tool, arguments)
-                        except MCPError as error:
-                            print(f"    ! {error.message}")
-                            continue
-                        text = " ".join(getattr(c, "text", "") for c in result.content)
-                        print(f"    = {'error: ' if result.is_error else ''}{text}")
+            for section in SECTIONS[mode]:
+                print(f"\n  -- {section.server}: {section.shows}")
+                async with connect(
+                    section.server, transport, mode, interactive, section.sampling
+                ) as client:
+                    for tool, arguments in section.calls:
+                        await tell(client, tool, arguments)
+
+
+async def tell(client: Client, tool: str, arguments: dict[str, Any]) -> None:
+    """One call: the tool and its arguments, the questions and answers, then the result."""
+    print(f"  {tool}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})")
+    try:
+        result = await client.call_tool(tool, arguments)
+    except MCPError as error:
+        print(f"    ! {error.message}")
+        return
+    text = " ".join(" ".join(getattr(c, "text", "").split()) for c in result.content)
+    print(f"    = {'error: ' if result.is_error else ''}{text}")
+
+
+def serve(name: str, args: list[str]) -> None:
+    """Run one example server in this process, as `python examples/<name>.py ARGS` would."""
+    path = example_path(name)
+    sys.argv = [str(path), *args]
+    runpy.run_path(str(path), run_name="__main__")
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(
+        prog="mcp-resolve demo",
+        description=__doc__.splitlines()[0] if __doc__ else None,
+        epilog="--serve NAME runs one of the example servers instead (stdio, or Streamable "
+        "HTTP with --http HOST:PORT), for another client to connect to: "
+        f"{', '.join(example_names())}.",
+    )
     parser.add_argument("--interactive", action="store_true", help="answer the questions yourself")
     parser.add_argument("--transport", choices=["stdio", "http"], action="append")
     parser.add_argument("--mode", choices=["legacy", "2026-07-28"], action="append")
+    parser.add_argument(
+        "--serve", metavar="NAME", choices=example_names(), help="run one example server"
+    )
+    parser.add_argument("--http", metavar="HOST:PORT", help="with --serve: serve Streamable HTTP")
     options = parser.parse_args(argv)
+    if options.serve is not None:
+        serve(options.serve, ["--http", options.http] if options.http else [])
+        return
+    if options.http is not None:
+        parser.error("--http goes with --serve NAME")
     transports = options.transport or ["stdio", "http"]
     modes = options.mode or ["legacy", "2026-07-28"]
     anyio.run(run, transports, modes, options.interactive)

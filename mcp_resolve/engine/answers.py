@@ -27,11 +27,7 @@ from ..plan.compiler import BLOCKED, PENDING
 from ..schema import fields_left_empty_as_none, render_elicitation_schema
 from .form_contract import Misfit, checked_content
 from .questions import Answer, Question
-from .replies import Supplied
-
-UNANSWERED: Any = object()
-"""What a question gets from the answers when none applies (it is asked): not None, which
-a `Sample` or `ListRoots` fallback may supply as its value."""
+from .replies import UNANSWERED, Supplied
 
 DECLINED = DeclinedElicitation()
 CANCELLED = CancelledElicitation()

@@ -24,6 +24,10 @@ reason when the reply is of the wrong kind."""
 _WHAT = {"sampling": "sampling request", "roots": "roots request"}
 
 
+UNANSWERED: Any = object()
+"""No usable answer: ask the question. Not None, which a fallback may give as its value."""
+
+
 @dataclass(frozen=True, slots=True)
 class Supplied:
     """A value given in place of asking (a `Sample`/`ListRoots` fallback): used as it is."""

@@ -30,13 +30,13 @@ from ..outcomes import OUTCOME_TYPES, Outcome
 from ..plan.compiler import BLOCKED, PENDING
 from ..plan.plan import Plan
 from . import workers
-from .answers import UNANSWERED, check_undeclared, outcome_of, take_answers
+from .answers import check_undeclared, outcome_of, take_answers
 from .app_scope import NO_VALUES as _NO_VALUES
 from .app_scope import AppScope, app_step, app_value
 from .cleanup import ExitStack
 from .questions import Answer, Question
 from .refusal import refused
-from .replies import Supplied, reply_of
+from .replies import UNANSWERED, Supplied, reply_of
 from .results import Resolved, Suspended
 from .scheduler import Scheduler
 from .stepping import DONE, forward, resume
