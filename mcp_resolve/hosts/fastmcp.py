@@ -40,6 +40,7 @@ from .at_most_once import STATE_REFUSED
 from .completion import announce
 from .connection import Connection
 from .fastmcp_scope import APP_SCOPE, app_scope
+from .task_legs import leg_connection, task_id_of
 from .wrapping import WrappedFunction
 
 
@@ -48,12 +49,17 @@ def _connection(ctx: Context, app_scoped: bool = False) -> Connection:
 
     `ctx.request_context` holds the negotiated version, the SDK's `ServerSession` (which
     asks and knows the client's capabilities) and the request id; `ctx.request_state` is
-    already unsealed by fastmcp. A call with no MCP request (`await app.call_tool(...)`
-    in-process) is legacy with nobody to ask.
+    already unsealed by fastmcp. A leg of a background task (fastmcp-tasks, on a Docket
+    worker) has no request either: it is a 2026-07-28 round whose answers and state
+    fastmcp-tasks kept in Redis (`task_legs`). Any other call with no MCP request
+    (`await app.call_tool(...)` in-process) is legacy with nobody to ask.
     """
     request = ctx.request_context
     app = ctx.lifespan_context.get(APP_SCOPE) if app_scoped else None
     if request is None:
+        task_id = task_id_of(ctx)
+        if task_id is not None:  # a leg of a background task, on a Docket worker
+            return leg_connection(ctx, task_id, app=app)
         return Connection.of(_NoRequest, _NoRequest, context=ctx, request_context=None, app=app)
     return Connection.of(request, ctx, context=ctx, app=app)
 
