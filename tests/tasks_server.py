@@ -13,12 +13,14 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from typing import Annotated
 
 import anyio
 import mcp_types as types
 import redis.asyncio as aioredis
 from fastmcp import Context, FastMCP
+from fastmcp.utilities.tasks import TaskConfig
 from fastmcp_tasks import TasksExtension
 from pydantic import BaseModel
 
@@ -54,9 +56,11 @@ async def leg_pid(ctx: Context) -> list[int]:
 
 app = FastMCP("tasks")
 app.add_extension(TasksExtension())
+# Clients poll every 100 ms (fastmcp-tasks' default is 5 s): the tests wait for each state.
+TASK = TaskConfig(mode="optional", poll_interval=timedelta(milliseconds=100))
 
 
-@app.tool(task=True)
+@app.tool(task=TASK)
 @resolved(replay_guard=GUARD, state_ttl=3600)
 async def deploy(
     env: str,
@@ -91,7 +95,7 @@ async def sign_in(env: str) -> ElicitURL:
     return ElicitURL(f"Sign in to {env}", f"https://auth.example.com/{env}")
 
 
-@app.tool(task=True)
+@app.tool(task=TASK)
 @resolved(replay_guard=GUARD, state_ttl=3600)
 async def every_kind(
     env: str,
@@ -122,12 +126,26 @@ async def connection(env: str) -> AsyncIterator[str]:
                 f.write(f"closed {env} in {os.getpid()}\n")
 
 
-@app.tool(task=True)
+@app.tool(task=TASK)
 @resolved
 async def slow(env: str, conn: Annotated[str, Resolve(connection)], seconds: float = 30) -> str:
     """Holds its leg (and its resolver's connection) open for `seconds`."""
     await anyio.sleep(seconds)
     return f"{conn} done"
+
+
+BODIES = os.environ.get("TASKS_TEST_BODIES", "")
+
+
+@app.tool(task=TASK)
+@resolved(replay_guard=GUARD, state_ttl=3600)
+async def migrate(env: str, ok: Annotated[Approval, Resolve(approval)], seconds: float = 5) -> str:
+    """Asks for approval, then works for `seconds` in its second leg."""
+    if BODIES:
+        with open(BODIES, "a") as f:
+            f.write(f"body {env} in {os.getpid()}\n")
+    await anyio.sleep(seconds)
+    return f"{env}: migrated"
 
 
 if __name__ == "__main__":
