@@ -21,12 +21,12 @@ import mcp_types as types
 import redis.asyncio as aioredis
 from fastmcp import Context, FastMCP
 from fastmcp.utilities.tasks import TaskConfig
-from fastmcp_tasks import TasksExtension
 from pydantic import BaseModel
 
 from mcp_resolve import Elicit, ElicitationResult, ElicitURL, ListRoots, Resolve, Sample
 from mcp_resolve.fastmcp import resolved
 from mcp_resolve.redis import RedisReplayGuard
+from mcp_resolve.tasks import ResolvingTasks, asks_first
 
 REDIS = os.environ.get("FASTMCP_DOCKET_URL", "memory://")
 GUARD = RedisReplayGuard(REDIS, audience="tasks-tests") if REDIS.startswith("redis") else None
@@ -55,7 +55,7 @@ async def leg_pid(ctx: Context) -> list[int]:
 
 
 app = FastMCP("tasks")
-app.add_extension(TasksExtension())
+app.add_extension(ResolvingTasks())
 # Clients poll every 100 ms (fastmcp-tasks' default is 5 s): the tests wait for each state.
 TASK = TaskConfig(mode="optional", poll_interval=timedelta(milliseconds=100))
 
@@ -146,6 +146,26 @@ async def migrate(env: str, ok: Annotated[Approval, Resolve(approval)], seconds:
             f.write(f"body {env} in {os.getpid()}\n")
     await anyio.sleep(seconds)
     return f"{env}: migrated"
+
+
+class Name(BaseModel):
+    name: str
+
+
+ASKED_IN: list[str | None] = []  # the task each question was asked in (None: foreground)
+
+
+async def ask_name(ctx: Context) -> Name | Elicit[Name]:
+    ASKED_IN.append(ctx.task_id)
+    return Elicit("Your name?", Name)
+
+
+@app.tool(task=TaskConfig(mode="required", poll_interval=timedelta(milliseconds=100)))
+@asks_first
+@resolved(replay_guard=GUARD, state_ttl=3600)
+async def greet_later(user: Annotated[Name, Resolve(ask_name)], ctx: Context) -> str:
+    """Asks in foreground rounds, then runs as a task with the answer."""
+    return f"Hello {user.name}, from task {ctx.task_id}"
 
 
 if __name__ == "__main__":

@@ -141,3 +141,31 @@ async def test_cancelling_a_running_task_runs_its_generator_resolvers_cleanup(
     opened, closed = cleaned.read_text().splitlines()
     assert opened.startswith("opened prod in ")
     assert closed.startswith("closed prod in ")
+
+
+async def test_an_asks_first_tool_asks_in_foreground_rounds_then_runs_as_a_task() -> None:
+    asked: list[str] = []
+
+    async def handler(message: str, response_type: Any, params: Any, context: Any) -> Any:
+        asked.append(message)
+        return {"name": "Ada"}
+
+    tasks_server.ASKED_IN.clear()
+    async with Client(tasks_server.app, elicitation_handler=handler) as client:
+        result = await client.call_tool("greet_later", {})
+    assert asked == ["Your name?"]
+    (task_id,) = {t for t in tasks_server.ASKED_IN if t is not None}
+    # asked in the first round and seen answered in the second, both in the foreground; the
+    # task's first leg starts from that answer (its resolver ran, and asked nobody)
+    assert [None, None, task_id] == tasks_server.ASKED_IN
+    assert result.data == f"Hello Ada, from task {task_id}"
+
+
+async def test_asks_first_only_goes_on_a_resolved_function() -> None:
+    from mcp_resolve.tasks import asks_first
+
+    async def plain() -> str:
+        return "x"
+
+    with pytest.raises(TypeError, match="goes on a @resolved function"):
+        asks_first(plain)

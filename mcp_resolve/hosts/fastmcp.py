@@ -33,14 +33,16 @@ import mcp_types as types
 from fastmcp.exceptions import ToolError
 from fastmcp.server.context import Context
 from fastmcp.server.server import FastMCP
+from fastmcp.tools.base import ToolResult
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 from mcp.shared.exceptions import MCPError
 
+from . import task_legs
 from .at_most_once import STATE_REFUSED
 from .completion import announce
 from .connection import Connection
 from .fastmcp_scope import APP_SCOPE, app_scope
-from .task_legs import leg_connection, task_id_of
+from .task_legs import ESCALATING, is_leg, leg_connection, task_id_of
 from .wrapping import WrappedFunction
 
 
@@ -61,7 +63,7 @@ def _connection(ctx: Context, app_scoped: bool = False) -> Connection:
         if task_id is not None:  # a leg of a background task, on a Docket worker
             return leg_connection(ctx, task_id, app=app)
         return Connection.of(_NoRequest, _NoRequest, context=ctx, request_context=None, app=app)
-    return Connection.of(request, ctx, context=ctx, app=app)
+    return Connection.of(request, ctx, context=ctx, app=app, escalation=ESCALATING.get())
 
 
 class _NoClient:
@@ -117,8 +119,18 @@ class _Host(WrappedFunction):
                 raised.append(exc)
                 raise
 
+        conn = _connection(ctx, self.flow.app_scoped)
+        if (
+            task_legs.carrier is not None
+            and is_leg(conn)
+            and getattr(self.wrapper, task_legs.ASKS_FIRST, False)
+        ):
+            await task_legs.carrier(conn, ctx)
         try:
-            return await self.flow.run(_connection(ctx, self.flow.app_scoped), arguments, body)
+            result = await self.flow.run(conn, arguments, body)
+            if isinstance(result, task_legs.Escalation):
+                return ToolResult(content=[])  # not sent: the extension makes the task instead
+            return result
         except SDKToolError as exc:
             if exc in raised:
                 raise  # the body's own exceptions are fastmcp's to report, untouched

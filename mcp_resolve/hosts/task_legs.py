@@ -17,6 +17,8 @@ SEP-2663 leaves it. The state stays on the server (in Redis), so nobody seals it
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any
 
 import mcp_types as types
@@ -73,4 +75,41 @@ def leg_connection(ctx: Any, task_id: str, *, app: Any = None) -> Connection:
     return Connection.of(leg, ctx, context=ctx, request_context=None, app=app)
 
 
-__all__ = ["TASK_CAPABILITIES", "TaskClient", "leg_connection", "task_id_of"]
+class Escalation:
+    """A foreground round that becomes a task once its resolvers have every answer.
+
+    Set (in `ESCALATING`) by the tasks extension around such a call: the flow then does not
+    run the body when the resolution completes, and leaves here the state that records
+    every answer, for the task's first leg to start from (SEP-2663's MRTR composition).
+    """
+
+    __slots__ = ("state",)
+
+    def __init__(self) -> None:
+        self.state: str | None = None
+
+
+ESCALATING: ContextVar[Escalation | None] = ContextVar("mcp_resolve_escalating", default=None)
+
+ASKS_FIRST = "__mcp_resolve_asks_first__"  # on the wrapper of an `@asks_first` tool
+
+Carrier = Callable[[Connection, Any], Awaitable[None]]
+carrier: Carrier | None = None
+"""Set by the tasks extension: gives a task's first leg the state its foreground rounds
+carried into it."""
+
+
+def is_leg(conn: Connection) -> bool:
+    return type(conn.session) is TaskClient
+
+
+__all__ = [
+    "ASKS_FIRST",
+    "ESCALATING",
+    "TASK_CAPABILITIES",
+    "Escalation",
+    "TaskClient",
+    "is_leg",
+    "leg_connection",
+    "task_id_of",
+]
