@@ -36,9 +36,9 @@ AUTHORING = {
     "errors",
     "seconds",
 }
-HOSTS = {"seal", "mcp", "lowlevel", "fastmcp", "redis"}
+HOSTS = {"seal", "mcp", "lowlevel", "fastmcp", "redis", "tasks"}
 TOOLING = {"testing", "cli", "demo", "__main__"}
-SDK_PACKAGES = {"mcp", "mcp_types", "fastmcp"}
+SDK_PACKAGES = {"mcp", "mcp_types", "fastmcp", "fastmcp_tasks", "docket"}
 
 
 def _module_name(path: Path) -> str:

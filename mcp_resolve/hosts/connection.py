@@ -35,6 +35,7 @@ class Connection:
     request_context: Any = None  # the SDK's ServerRequestContext (who asks, from where)
     app: AppScope | None = None  # the server lifespan's scope, for app-scoped resolvers
     body_round: BodyRound | None = None  # what the body sees in a round it asked itself
+    escalation: Any = None  # set when the call becomes a task once resolved (`task_legs`)
 
     @classmethod
     def of(cls, request: Any, retry: Any, *, context: Any, **more: Any) -> Connection:

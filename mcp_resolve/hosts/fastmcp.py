@@ -32,14 +32,17 @@ from typing import Any
 from fastmcp.exceptions import ToolError
 from fastmcp.server.context import Context
 from fastmcp.server.server import FastMCP
+from fastmcp.tools.base import ToolResult
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 from mcp.shared.exceptions import MCPError
 
+from . import task_legs
 from .at_most_once import STATE_REFUSED
 from .completion import announce
 from .connection import Connection
 from .fastmcp_scope import APP_SCOPE, app_scope
 from .no_request import outside_a_request
+from .task_legs import ESCALATING, is_leg, leg_connection, task_id_of
 from .wrapping import WrappedFunction
 
 
@@ -48,14 +51,19 @@ def _connection(ctx: Context, app_scoped: bool = False) -> Connection:
 
     `ctx.request_context` holds the negotiated version, the SDK's `ServerSession` (which
     asks and knows the client's capabilities) and the request id; `ctx.request_state` is
-    already unsealed by fastmcp. A call with no MCP request (`await app.call_tool(...)`
-    in-process) is legacy with nobody to ask.
+    already unsealed by fastmcp. A leg of a background task (fastmcp-tasks, on a Docket
+    worker) has no request either: it is a 2026-07-28 round whose answers and state
+    fastmcp-tasks kept in Redis (`task_legs`). Any other call with no MCP request
+    (`await app.call_tool(...)` in-process) is legacy with nobody to ask.
     """
     request = ctx.request_context
     app = ctx.lifespan_context.get(APP_SCOPE) if app_scoped else None
     if request is None:
+        task_id = task_id_of(ctx)
+        if task_id is not None:  # a leg of a background task, on a Docket worker
+            return leg_connection(ctx, task_id, app=app)
         return outside_a_request(ctx, app)
-    return Connection.of(request, ctx, context=ctx, app=app)
+    return Connection.of(request, ctx, context=ctx, app=app, escalation=ESCALATING.get())
 
 
 class _Host(WrappedFunction):
@@ -81,8 +89,18 @@ class _Host(WrappedFunction):
                 raised.append(exc)
                 raise
 
+        conn = _connection(ctx, self.flow.app_scoped)
+        if (
+            task_legs.carrier is not None
+            and is_leg(conn)
+            and getattr(self.wrapper, task_legs.ASKS_FIRST, False)
+        ):
+            await task_legs.carrier(conn, ctx)
         try:
-            return await self.flow.run(_connection(ctx, self.flow.app_scoped), arguments, body)
+            result = await self.flow.run(conn, arguments, body)
+            if isinstance(result, task_legs.Escalation):
+                return ToolResult(content=[])  # not sent: the extension makes the task instead
+            return result
         except SDKToolError as exc:
             if exc in raised:
                 raise  # the body's own exceptions are fastmcp's to report, untouched

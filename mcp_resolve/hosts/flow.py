@@ -179,7 +179,9 @@ class ToolFlow:
             except Exception as exc:
                 translate(self.tool, self.tool_errors, resolution, exc)
                 raise
-            if isinstance(outcome, Resolved):
+            if isinstance(outcome, Resolved) and conn.escalation is not None:
+                result = self._escalate(state, resolution, conn)
+            elif isinstance(outcome, Resolved):
                 if self.body_rounds and (
                     conn.request_state is not None or conn.input_responses
                 ):  # The channel carried the resolvers' state: the body sees only its own.
@@ -250,6 +252,16 @@ class ToolFlow:
             self.once.stamp(following)
         encoded = self._sealed(following, conn, resolution.graph)
         return wire.input_required(outcome.questions, encoded, self.tool)
+
+    def _escalate(self, state: RoundState, resolution: Resolution, conn: Connection) -> Any:
+        """Every answer is in and the call becomes a background task: the body is not run
+        here; the state recording the answers goes to the task's first leg instead
+        (`task_legs.Escalation`), kept on the server, so it is not sealed."""
+        following = state.next_round(resolution.used or {}, ())
+        if self.once is not None:
+            self.once.stamp(following)
+        conn.escalation.state = following.encode()
+        return conn.escalation
 
     def _body_asked(
         self,

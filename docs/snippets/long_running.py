@@ -1,0 +1,82 @@
+"""Long-running tools: an approval halfway through a background task (fastmcp-tasks).
+
+Run it with `python docs/snippets/long_running.py`. Docket runs on its memory backend here,
+with the server's own worker; the deployment recipe on the page puts it on Redis.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Annotated, Any
+
+import anyio
+import mcp_types as types
+from fastmcp import Client, FastMCP
+from fastmcp.utilities.tasks import TaskConfig
+from fastmcp_tasks.client import call_tool_task
+from fastmcp_tasks.client_models import UpdateTaskRequest, UpdateTaskRequestParams
+from pydantic import BaseModel
+
+from mcp_resolve import Elicit, Resolve
+from mcp_resolve.fastmcp import resolved
+from mcp_resolve.tasks import ResolvingTasks
+
+app = FastMCP("Deployments")
+app.add_extension(ResolvingTasks())  # ResolvingTasks(url="redis://...") in production
+
+BUILDS: dict[str, str] = {}
+
+
+class Approval(BaseModel):
+    approve: bool
+    reason: str = ""
+
+
+async def build(service: str) -> str:
+    """Resolver: the long part before anyone needs to look (here, a pretend build)."""
+    await anyio.sleep(0.1)
+    BUILDS[service] = f"{service}:1.4.2"
+    return BUILDS[service]
+
+
+async def release_approval(
+    image: Annotated[str, Resolve(build)],
+) -> Approval | Elicit[Approval]:
+    """Resolver: asked once the build is done; the worker is freed while nobody answers."""
+    return Elicit(f"Release {image} to production?", Approval)
+
+
+@app.tool(task=TaskConfig(mode="optional", poll_interval=timedelta(milliseconds=200)))
+@resolved
+async def deploy(
+    service: str,
+    image: Annotated[str, Resolve(build)],
+    approval: Annotated[Approval, Resolve(release_approval)],
+) -> str:
+    """Build a service, ask for the release, then roll it out."""
+    if not approval.approve:
+        return f"{image} built, not released: {approval.reason or 'no reason given'}"
+    return f"{image} released"
+
+
+async def main() -> dict[str, Any]:
+    async with Client(app) as client:
+        task = await call_tool_task(client, "deploy", {"service": "billing"})
+        parked = await task.wait(state="input_required", timeout=30)
+        ((key, request),) = (parked.input_requests or {}).items()
+        answer = {key: {"action": "accept", "content": {"approve": True}}}
+        update = UpdateTaskRequestParams(task_id=task.task_id, input_responses=answer)
+        await client.session.send_request(UpdateTaskRequest(params=update), types.Result)
+        done = await task.wait(timeout=30)
+    return {
+        "created": task.create_result.status,
+        "waiting": {"status": parked.status, "asks": request["params"]["message"]},
+        "finished": {
+            "status": done.status,
+            "result": [c["text"] for c in (done.result or {})["content"]],
+        },
+    }
+
+
+if __name__ == "__main__":
+    print(anyio.run(main))

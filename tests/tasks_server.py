@@ -1,0 +1,173 @@
+"""A fastmcp + fastmcp-tasks server whose task tools ask only through resolvers.
+
+Run by the task tests as the front (`--http 127.0.0.1:PORT`, `FASTMCP_DOCKET_CONCURRENCY=0`:
+it takes no task itself) and as Docket workers (`python -m fastmcp_tasks.worker_cli worker
+tests/tasks_server.py:app`), all on one real Redis named by `FASTMCP_DOCKET_URL`. Every
+leg records the pid of the process that ran it under `legs:<task id>`, so a test can tell
+which worker ran which leg. Imported in-process (no `FASTMCP_DOCKET_URL`), it runs on
+Docket's memory backend with its own worker.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from typing import Annotated
+
+import anyio
+import mcp_types as types
+import redis.asyncio as aioredis
+from fastmcp import Context, FastMCP
+from fastmcp.utilities.tasks import TaskConfig
+from pydantic import BaseModel
+
+from mcp_resolve import Elicit, ElicitationResult, ElicitURL, ListRoots, Resolve, Sample
+from mcp_resolve.fastmcp import resolved
+from mcp_resolve.redis import RedisReplayGuard
+from mcp_resolve.tasks import ResolvingTasks, asks_first
+
+REDIS = os.environ.get("FASTMCP_DOCKET_URL", "memory://")
+GUARD = RedisReplayGuard(REDIS, audience="tasks-tests") if REDIS.startswith("redis") else None
+
+
+class Approval(BaseModel):
+    ok: bool
+
+
+async def approval(env: str) -> Approval | Elicit[Approval]:
+    """Asked halfway: the leg that asks ends, the next one starts from the answer."""
+    return Elicit(f"Deploy to {env}?", Approval)
+
+
+async def leg_pid(ctx: Context) -> list[int]:
+    """Runs in every leg (it asks nothing): records which process ran the leg."""
+    if not REDIS.startswith("redis"):
+        return [os.getpid()]
+    client = aioredis.from_url(REDIS)
+    try:
+        key = f"legs:{ctx.task_id}"
+        await client.rpush(key, os.getpid())
+        return [int(p) for p in await client.lrange(key, 0, -1)]
+    finally:
+        await client.aclose()
+
+
+app = FastMCP("tasks")
+app.add_extension(ResolvingTasks())
+# Clients poll every 100 ms (fastmcp-tasks' default is 5 s): the tests wait for each state.
+TASK = TaskConfig(mode="optional", poll_interval=timedelta(milliseconds=100))
+
+
+@app.tool(task=TASK)
+@resolved(replay_guard=GUARD, state_ttl=3600)
+async def deploy(
+    env: str,
+    ok: Annotated[Approval, Resolve(approval)],
+    legs: Annotated[list[int], Resolve(leg_pid)],
+) -> str:
+    """Deploy, once someone approved."""
+    verdict = "deployed" if ok.ok else "not deployed"
+    return f"{env}: {verdict} (legs ran in {legs})"
+
+
+class Target(BaseModel):
+    region: str
+
+
+async def region(env: str) -> Target | Elicit[Target]:
+    return Elicit(f"Which region for {env}?", Target)
+
+
+async def summary(env: str) -> Sample:
+    return Sample(
+        [types.SamplingMessage(role="user", content=types.TextContent(type="text", text=env))],
+        max_tokens=50,
+    )
+
+
+async def roots() -> ListRoots:
+    return ListRoots()
+
+
+async def sign_in(env: str) -> ElicitURL:
+    return ElicitURL(f"Sign in to {env}", f"https://auth.example.com/{env}")
+
+
+@app.tool(task=TASK)
+@resolved(replay_guard=GUARD, state_ttl=3600)
+async def every_kind(
+    env: str,
+    target: Annotated[Target, Resolve(region)],
+    text: Annotated[types.CreateMessageResult, Resolve(summary)],
+    folders: Annotated[types.ListRootsResult, Resolve(roots)],
+    signed: Annotated[ElicitationResult, Resolve(sign_in)],  # type: ignore[type-arg],
+) -> str:
+    """Asks a form, a URL, the client's LLM and its roots, all in one leg."""
+    said = text.content.text if isinstance(text.content, types.TextContent) else "?"
+    uris = [str(root.uri) for root in folders.roots]
+    return f"{env} in {target.region}: {said}; roots {uris}; signed in: {signed.action}"
+
+
+CLEANED = os.environ.get("TASKS_TEST_CLEANED", "")
+
+
+async def connection(env: str) -> AsyncIterator[str]:
+    """A generator resolver: its cleanup must run however the leg ends."""
+    if CLEANED:
+        with open(CLEANED, "a") as f:
+            f.write(f"opened {env} in {os.getpid()}\n")
+    try:
+        yield f"conn-{env}"
+    finally:
+        if CLEANED:
+            with open(CLEANED, "a") as f:
+                f.write(f"closed {env} in {os.getpid()}\n")
+
+
+@app.tool(task=TASK)
+@resolved
+async def slow(env: str, conn: Annotated[str, Resolve(connection)], seconds: float = 30) -> str:
+    """Holds its leg (and its resolver's connection) open for `seconds`."""
+    await anyio.sleep(seconds)
+    return f"{conn} done"
+
+
+BODIES = os.environ.get("TASKS_TEST_BODIES", "")
+
+
+@app.tool(task=TASK)
+@resolved(replay_guard=GUARD, state_ttl=3600)
+async def migrate(env: str, ok: Annotated[Approval, Resolve(approval)], seconds: float = 5) -> str:
+    """Asks for approval, then works for `seconds` in its second leg."""
+    if BODIES:
+        with open(BODIES, "a") as f:
+            f.write(f"body {env} in {os.getpid()}\n")
+    await anyio.sleep(seconds)
+    return f"{env}: migrated"
+
+
+class Name(BaseModel):
+    name: str
+
+
+ASKED_IN: list[str | None] = []  # the task each question was asked in (None: foreground)
+
+
+async def ask_name(ctx: Context) -> Name | Elicit[Name]:
+    ASKED_IN.append(ctx.task_id)
+    return Elicit("Your name?", Name)
+
+
+@app.tool(task=TaskConfig(mode="required", poll_interval=timedelta(milliseconds=100)))
+@asks_first
+@resolved(replay_guard=GUARD, state_ttl=3600)
+async def greet_later(user: Annotated[Name, Resolve(ask_name)], ctx: Context) -> str:
+    """Asks in foreground rounds, then runs as a task with the answer."""
+    return f"Hello {user.name}, from task {ctx.task_id}"
+
+
+if __name__ == "__main__":
+    host, port = sys.argv[sys.argv.index("--http") + 1].rsplit(":", 1)
+    app.run(transport="http", host=host, port=int(port), show_banner=False)
