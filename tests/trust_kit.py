@@ -115,8 +115,10 @@ def serve(
     if host == "mcpserver":
         kind = ResolvingMCPServer if scoped else MCPServer
         high = kind(name, request_state_security=security, **auth_kw)
+        # A plain MCPServer's `resolved` refuses app-scoped resolvers; the server's own takes them.
+        wrap = high.resolved if isinstance(high, ResolvingMCPServer) else mcp_resolved
         for tool in tools:
-            high.tool()(mcp_resolved(**options)(tool))
+            high.tool()(wrap(**options)(tool))
         return Served(host, high, lambda: high.streamable_http_app(host="127.0.0.1"))
     from fastmcp import FastMCP
 
