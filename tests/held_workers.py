@@ -30,7 +30,7 @@ def worker(env: Mapping[str, str], timeout: float = 30.0) -> Iterator[str]:
     args = [
         sys.executable, "-m", "uvicorn", "held_app:app", "--app-dir", str(HERE),
         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
-        "--timeout-graceful-shutdown", "2",
+        "--timeout-graceful-shutdown", "2", "--timeout-keep-alive", "600",
     ]  # fmt: skip
     process = subprocess.Popen(
         args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **env}
