@@ -52,8 +52,20 @@ class WorkloadError(RuntimeError):
     pass
 
 
-def events(text: str) -> list[dict[str, Any]]:
-    return [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:")]
+def result_of(response: httpx2.Response, order: str) -> dict[str, Any]:
+    """The JSON-RPC result, from a JSON body or an SSE stream (whichever the server chose)."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        for line in response.text.splitlines():
+            if line.startswith("data:") and line[5:].strip():
+                message = json.loads(line[5:])
+                if "result" in message or "error" in message:
+                    return dict(message.get("result") or {})
+        raise WorkloadError(f"{order}: HTTP {response.status_code}, no result in the stream")
+    try:
+        return dict(response.json().get("result") or {})
+    except ValueError:
+        got = f"HTTP {response.status_code} {response.text[:200]!r}"
+        raise WorkloadError(f"{order}: {got}") from None
 
 
 Done = dict[str, float]
@@ -71,13 +83,13 @@ async def modern_call(http: httpx2.AsyncClient, url: str, order: str, done: Done
     }  # fmt: skip
     params: dict[str, Any] = {"name": "pay_by_card", "arguments": {"order": order}, "_meta": meta}
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
-    first = (await http.post(url, json=body, headers=headers)).json().get("result") or {}
+    first = result_of(await http.post(url, json=body, headers=headers), order)
     (key,) = first.get("inputRequests") or {None: None}
     if key is None:
         raise WorkloadError(f"{order}: no question: {first!r}")
     params["inputResponses"] = {key: {"action": "accept"}}
     params["requestState"] = first["requestState"]
-    result = (await http.post(url, json=body, headers=headers)).json().get("result") or {}
+    result = result_of(await http.post(url, json=body, headers=headers), order)
     done[order] = time.perf_counter()
     check(order, result)
 
