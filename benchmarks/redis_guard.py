@@ -19,6 +19,10 @@ running `redis_app.py` in a subprocess. Three measurements:
    claim.
 3. Claims per second one event loop gets from `RedisReplayGuard.claim` alone (no MCP),
    N concurrent claimers (1, 16, 64): the guard's own ceiling.
+4. The physical limit beside it, in the same run: one Redis round trip (`PING`) and one
+   `RedisReplayGuard.claim`, each timed one at a time from this process through the same
+   redis-py client, interleaved (ping, claim, ping, claim...), per-round medians; the
+   claim's excess over a PING is what the guard adds beyond its one command.
 
 The workload is checked: every second round must return the answer's value, a replayed
 state must be refused on each guarded tool every round, and Redis must hold exactly one key
@@ -165,6 +169,31 @@ async def raw_claims(url: str, concurrency: int, seconds: float) -> float:
     return rate
 
 
+async def round_trips(url: str, rounds: int, samples: int) -> tuple[Paired, Paired]:
+    """Per-round medians of one PING and of one claim (µs), interleaved, one at a time."""
+    guard = RedisReplayGuard(url, audience="trips")
+    ping, claim = Paired(), Paired()
+    clock = time.perf_counter_ns
+    run_id = secrets.token_hex(4)
+    for _ in range(20):  # warm the connection
+        await guard.redis.ping()
+    for r in range(rounds):
+        pings, claims = [], []
+        for i in range(samples):
+            t0 = clock()
+            await guard.redis.ping()
+            t1 = clock()
+            if not await guard.claim(f"{run_id}-{r}-{i}", time.time() + 600):
+                raise WorkloadError("a fresh id was refused")
+            t2 = clock()
+            pings.append((t1 - t0) / 1000)
+            claims.append((t2 - t1) / 1000)
+        ping.add_round(pings)
+        claim.add_round(claims)
+    await guard.aclose()
+    return ping, claim
+
+
 async def measure(quick: bool) -> None:
     rounds, pairs = (3, 20) if quick else (15, 100)
     seconds, passes = (1.0, 1) if quick else (4.0, 3)
@@ -225,6 +254,10 @@ async def measure(quick: bool) -> None:
             got = [await raw_claims(redis.url, concurrency, seconds) for _ in range(passes)]
             print(f"{concurrency:3} concurrent: {statistics.median(got):8.0f} claims/s "
                   f"(passes: {', '.join(f'{g:.0f}' for g in got)})")  # fmt: skip
+        print("\n4. one Redis round trip beside one claim, this process, same client (µs)")
+        ping, claim = await round_trips(redis.url, rounds, pairs)
+        print(f"{'PING':22} {ping.median:9.1f}  {ping.spread()}")
+        print(f"{'claim (SET NX PX)':22} {claim.median:9.1f}  {claim.spread()}")
         print(
             f"\nchecked: {caller.guarded} guarded calls, one Redis key each; every replay refused"
         )
