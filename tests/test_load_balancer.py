@@ -305,6 +305,52 @@ async def test_twenty_legacy_url_waits_are_completed_by_reports_to_the_other_wor
     assert set(waiting_on.values()) == set(shop.workers)
 
 
+async def test_twenty_2026_url_waits_are_held_and_completed_by_reports_to_the_other_worker(
+    shop: Shop,
+) -> None:
+    """The SDK's Client, with its defaults, consents and retries at once; the worker that
+    took the retry holds it until the provider reports, here to the other worker."""
+    results: dict[int, str] = {}
+    held_on: dict[int, int] = {}
+    reported_on: dict[int, str] = {}
+
+    async def pay(i: int) -> None:
+        order = f"h{i}"
+        asked: list[str] = []
+
+        async def consent(context: Any, params: Any) -> types.ElicitResult:
+            assert isinstance(params, types.ElicitRequestURLParams), params
+            asked.append(params.message)
+            return types.ElicitResult(action="accept")
+
+        async def provider_reports_to_the_other_worker() -> None:
+            held_on[i] = await call_taken_by(shop, order, nth=1)
+            (other,) = (address for pid, address in shop.workers.items() if pid != held_on[i])
+            response = await report_paid(other, order)
+            assert response.status_code == 200, response.text
+            reported_on[i] = response.text
+
+        async with (
+            Client(shop.url, mode="2026-07-28", elicitation_callback=consent) as client,
+            anyio.create_task_group() as group,
+        ):
+            group.start_soon(provider_reports_to_the_other_worker)
+            result = await client.call_tool("pay", {"order": order})
+        assert not result.is_error, result
+        assert asked == [f"Pay order {order} on the provider's page."]  # one round of questions
+        results[i] = text(result)
+
+    with anyio.fail_after(120):
+        async with anyio.create_task_group() as group:
+            for i in range(CALLS):
+                group.start_soon(pay, i)
+    assert sorted(results) == list(range(CALLS))
+    for i, done in results.items():
+        assert done == f"receipt h{i} (worker {held_on[i]})"  # the held retry finished
+        assert reported_on[i] != f"completed on worker {held_on[i]}"  # reported elsewhere
+    assert set(held_on.values()) == set(shop.workers)
+
+
 async def test_a_report_with_a_wrong_signature_completes_nothing(shop: Shop) -> None:
     address = next(iter(shop.workers.values()))
     forged = await report_paid(address, "o-forged", secret="not-the-secret-" + "x" * 32)
