@@ -21,6 +21,7 @@ from mcp.server.elicitation import (
     ElicitationResult,
 )
 from mcp.server.mcpserver import Context, Elicit, ListRoots, MCPServer, Resolve, Sample
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
@@ -70,6 +71,14 @@ def client_roots() -> ListRoots:
     return ListRoots()
 
 
+def refuse() -> str:
+    raise ToolError("the account is locked")
+
+
+def crash() -> str:
+    raise KeyError("db-password")  # a bug: its text must not reach the client
+
+
 def server(cls: type[MCPServer]) -> MCPServer:
     """The same tools on the SDK's resolvers (`MCPServer`) or ours (`ResolvingMCPServer`)."""
     RUNS.clear()
@@ -114,6 +123,22 @@ def server(cls: type[MCPServer]) -> MCPServer:
         block = summary.content
         assert isinstance(block, types.TextContent)
         return f"{block.text} in {[str(r.uri) for r in roots.roots]}"
+
+    @app.tool()
+    def locked(a: Annotated[str, Resolve(refuse)]) -> str:
+        return a
+
+    @app.tool()
+    def broken(a: Annotated[str, Resolve(crash)]) -> str:
+        return a
+
+    @app.tool()
+    def summarize_only(
+        topic: str, summary: Annotated[types.CreateMessageResult, Resolve(summarize)]
+    ) -> str:
+        block = summary.content
+        assert isinstance(block, types.TextContent)
+        return block.text
 
     return app
 

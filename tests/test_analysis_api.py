@@ -147,8 +147,8 @@ def test_check_reports_a_resolver_cycle_once_with_its_path() -> None:
     problems = check(_upgrade).problems
     assert [where(p) for p in problems] == [("tool", "_upgrade", "_account_of", "plan")]
     assert problems[0].problem == (
-        "closes a resolver cycle _plan_of -> _account_of -> _plan_of; a resolver cannot "
-        "depend on itself"
+        "closes a resolver cycle _plan_of -> _account_of -> _plan_of (Resolver '_plan_of' "
+        "has a cyclic dependency); a resolver cannot depend on itself"
     )
 
 

@@ -35,6 +35,7 @@ AUTHORING = {
     "form_fields",
     "errors",
     "seconds",
+    "sdk_phrases",
 }
 HOSTS = {"seal", "mcp", "lowlevel", "fastmcp", "redis", "tasks"}
 TOOLING = {"testing", "cli", "demo", "__main__"}

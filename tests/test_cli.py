@@ -315,7 +315,7 @@ def test_check_reports_every_problem_of_every_tool(run: Run, tmp_path: Path, how
         "✗ tool 'profile', resolver 'sign_in'",
     ]
     assert "    asks for a form no client can render: Elicitation schema field 'address'" in out
-    assert "    cannot be filled: no argument has its name, it is not a context" in out
+    assert "    cannot be filled (Resolver 'lookup' parameter 'user' cannot be resolved)" in out
     assert "    declares 2 questions in its return annotation" in out
     assert "    fix: split it into one resolver per question" in out
     assert out.splitlines()[-1] == f"✗ {target}: 3 problems in 2 of 3 tools"

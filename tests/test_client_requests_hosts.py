@@ -34,8 +34,8 @@ async def test_a_client_without_sampling_and_roots_is_refused_before_the_body(
     assert is_error
     assert text.startswith("-32021")
     assert "sampling and roots capabilities" in text
-    assert "'summarize'" in text
-    assert "'client_roots'" in text
+    assert "'client_requests_support:summarize'" in text  # named by key, as the SDK does
+    assert "'client_requests_support:client_roots'" in text
     assert "sampling" not in client.asked
     assert "roots" not in client.asked
 

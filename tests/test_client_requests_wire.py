@@ -160,7 +160,10 @@ async def test_sampling_with_tools_needs_the_sampling_tools_capability(mode: str
             await session.call_tool("with_tools", {"topic": "x"})
     assert caught.value.error.code == types.MISSING_REQUIRED_CLIENT_CAPABILITY
     assert caught.value.error.data == {"requiredCapabilities": {"sampling": {"tools": {}}}}
-    assert "sampling.tools capability required by resolver 'tool_sample'" in str(caught.value)
+    assert (
+        "sampling.tools capability required by resolver 'test_client_requests_wire:tool_sample'"
+        in str(caught.value)
+    )
 
 
 async def test_a_legacy_client_whose_llm_fails_gives_a_tool_error_naming_the_resolver() -> None:

@@ -96,7 +96,7 @@ async def test_a_question_in_a_direct_call_is_refused_with_the_sdks_reason() -> 
         await ours.call_tool("unlock", {}, Context(mcp_server=ours))
     assert mine.value.code == -32021
     assert reason in mine.value.message
-    assert "resolver 'ask_pin'" in mine.value.message
+    assert "resolver 'test_direct_calls:ask_pin'" in mine.value.message
     assert mine.value.error.data == {"requiredCapabilities": {"elicitation": {"form": {}}}}
 
 

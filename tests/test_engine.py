@@ -172,7 +172,8 @@ async def test_the_unwrapped_annotation_aborts_on_decline_and_cancel(action: str
 
     with pytest.raises(ResolutionError) as info:
         await run(tool, {}, {KEY: Answer(action)})  # type: ignore[arg-type]
-    assert str(info.value).startswith(
+    assert str(info.value) == (  # the SDK's sentence last, unchanged
+        "Tool 'tool', resolver 'asker': "
         f"Resolver for parameter 'confirm' could not resolve: elicitation was {action}"
     )
     assert info.value.parameter == "confirm"

@@ -122,7 +122,7 @@ async def test_a_client_without_an_elicitation_handler_is_refused_with_32021(
     assert refused.value.code == -32021
     assert refused.value.message == (
         f"Client did not declare the {kind} elicitation capability required by resolver "
-        f"{resolver!r}"
+        f"'example_fastmcp_files:{resolver}'"  # its question key, as the SDK names it
     )
     assert refused.value.error.data == {"requiredCapabilities": {"elicitation": {kind: {}}}}
     assert text_of(empty) == "deleted /tmp/empty"  # what needs no question still works

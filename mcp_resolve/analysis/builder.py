@@ -19,6 +19,7 @@ from ..client_requests import KINDS, Kind, ListRoots, Sample
 from ..errors import FunctionKind, InvalidSignature
 from ..markers import Elicit, ElicitURL, Resolve
 from ..schema import render_elicitation_schema
+from ..sdk_phrases import cycle, two_questions, unfillable
 from .arguments import argument_names, unfillable_fix
 from .depends import DependsMarker
 from .edges import union_members
@@ -182,7 +183,7 @@ class _Builder(ParameterReader):
                 names = [self.nodes[s].name for s, _ in self.stack[i:]]
                 path = " -> ".join([*names, self.nodes[seen].name])
                 self.problem(
-                    f"closes a resolver cycle {path}; a resolver cannot depend on itself",
+                    f"{cycle(self.nodes[seen].name, path)}; a resolver cannot depend on itself",
                     resolver=self.nodes[self.stack[-1][0]].name,
                     parameter=consumer_param,
                     fix="let one of them compute its value from tool arguments or the context",
@@ -295,8 +296,7 @@ class _Builder(ParameterReader):
                 )
         if len(asked) > 1:
             self.problem(
-                f"declares {len(asked)} questions in its return annotation; a resolver asks "
-                "one question",
+                f"{two_questions(node.name, len(asked))}; a resolver asks one question",
                 resolver=node.name,
                 fix="split it into one resolver per question",
             )
@@ -326,8 +326,8 @@ class _Builder(ParameterReader):
                 node.argument_params.append((param.name, argument))
             elif param.default is _EMPTY:
                 self.problem(
-                    "cannot be filled: no argument has its name, it is not a context, "
-                    "and it is not Annotated[..., Resolve(fn)]",
+                    f"{unfillable(node.name, param.name)}: no argument has its name, "
+                    "it is not a context, and it is not Annotated[..., Resolve(fn)]",
                     resolver=node.name,
                     parameter=param.name,
                     fix=unfillable_fix(param.name, aliases),

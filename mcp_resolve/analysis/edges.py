@@ -24,6 +24,14 @@ class EdgeRefusal(Exception):
     """Raised by a converter: the value cannot be given to this consumer (reason inside)."""
 
 
+class NotAccepted(EdgeRefusal):
+    """A declined or cancelled question whose consumer needs the accepted value."""
+
+    def __init__(self, action: str) -> None:
+        super().__init__(f"elicitation was {action}")
+        self.action = action
+
+
 def union_members(annotation: Any) -> tuple[Any, ...] | None:
     """The members of a `Union`/`X | Y` annotation, or None when it is not a union."""
     origin = get_origin(annotation)
@@ -163,7 +171,7 @@ def _refusal(value: Any) -> EdgeRefusal:
         return EdgeRefusal("a URL question was accepted, but the parameter expects form data")
     if type(value) is AcceptedElicitation:
         return EdgeRefusal("a form was accepted, but the parameter does not take accepted data")
-    return EdgeRefusal(f"elicitation was {value.action}")
+    return NotAccepted(value.action)
 
 
 def edge_converter(annotation: Any) -> tuple[Convert, frozenset[type] | None]:

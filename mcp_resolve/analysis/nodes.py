@@ -168,12 +168,14 @@ def _main_module_name(fn: Any) -> str:
     """The name a `__main__` module has when imported: a key must not depend on how it ran.
 
     `python -m package.module` keeps the real name in `__spec__`; a script run by path has
-    none, and is named after its file, which is what importing it from its folder gives.
+    none, and is named after its file, which is what importing it from its folder gives
+    (the file of the function a stand-in wraps, when it says so with `__wrapped__`).
     """
     spec = getattr(sys.modules.get("__main__"), "__spec__", None)
     if spec is not None and getattr(spec, "name", None) not in (None, "__main__"):
         return str(spec.name)
     try:
+        fn = inspect.unwrap(fn)
         path = inspect.getsourcefile(fn) or inspect.getfile(fn)
     except (TypeError, OSError):
         return "__main__"

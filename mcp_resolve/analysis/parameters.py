@@ -17,6 +17,7 @@ from typing_extensions import Unpack
 
 from ..errors import FunctionKind, InvalidSignature, Where
 from ..markers import Resolve
+from ..sdk_phrases import union
 from .edges import Convert, edge_converter, union_members
 from .fit import never_fits
 from .injected import lookalike_fix, markers, sdk_lookalike, split_markers
@@ -81,7 +82,7 @@ class ParameterReader:
             problem = "is marked with the MCP SDK's Resolve, which mcp_resolve does not run"
             fix = lookalike_fix("Resolve")
         elif any(markers(member) for member in union_members(annotation) or ()):
-            problem = "puts Resolve(...) inside a union"
+            problem = union(param, resolver or self.tool)
             fix = "annotate the whole parameter instead: Annotated[T | None, Resolve(fn)]"
         else:
             return True

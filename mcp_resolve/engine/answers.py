@@ -25,6 +25,7 @@ from ..outcomes import (
 )
 from ..plan.compiler import BLOCKED, PENDING
 from ..schema import fields_left_empty_as_none, render_elicitation_schema
+from ..sdk_phrases import NO_CONTENT, NOT_THE_FORM
 from .form_contract import Misfit, checked_content
 from .questions import Answer, Question
 from .replies import UNANSWERED, Supplied
@@ -51,7 +52,7 @@ def outcome_of(question: Question, answer: Answer, tool: str) -> tuple[Any, Answ
     where = f"resolver {question.resolver!r} for parameter {question.parameter!r} (tool {tool!r})"
     if answer.content is None:
         raise question.failed(
-            f"The answer to {where} was an accept without content",
+            f"Received {NO_CONTENT.sdk}: the answer to {where} was an accept without content",
             tool=tool,
         )
     try:
@@ -66,7 +67,8 @@ def outcome_of(question: Question, answer: Answer, tool: str) -> tuple[Any, Answ
     except ValidationError as exc:
         fields = sorted({".".join(str(p) for p in e["loc"]) or "<form>" for e in exc.errors()})
     raise question.failed(
-        f"The answer to {where} does not fit its form (fields: {', '.join(fields)})",
+        f"Received {NOT_THE_FORM.sdk}: the answer to {where} does not fit its form "
+        f"(fields: {', '.join(fields)})",
         tool=tool,
     )
 

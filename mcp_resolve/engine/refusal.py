@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.edges import EdgeRefusal
+from ..analysis.edges import EdgeRefusal, NotAccepted
 from ..analysis.injected import lookalike_fix, sdk_lookalike
 from ..analysis.nodes import Node
 from ..errors import ResolutionError
+from ..sdk_phrases import not_accepted
 
 
 def refused(
@@ -24,9 +25,18 @@ def refused(
             f"the resolver returned the MCP SDK's {lookalike}, which mcp_resolve does not "
             f"ask; {lookalike_fix(lookalike)}"
         )
+    if isinstance(refusal, NotAccepted):
+        # The SDK's sentence ends the message, as it ends the SDK's (a filter may anchor it).
+        message = f"Tool {tool!r}, resolver {node.name!r}: " + not_accepted(
+            parameter, refusal.action
+        )
+    else:
+        message = (
+            f"Resolver for parameter {parameter!r} could not resolve: {refusal} "
+            f"(tool {tool!r}, resolver {node.name!r})"
+        )
     return ResolutionError(
-        f"Resolver for parameter {parameter!r} could not resolve: {refusal} "
-        f"(tool {tool!r}, resolver {node.name!r})",
+        message,
         tool=tool,
         resolver=node.name,
         parameter=parameter,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..client_requests import ListRoots, Sample
+from ..sdk_phrases import WRONG_KIND
 from .questions import Answer, Question
 
 ReplyParser = Callable[[Sample | ListRoots, Mapping[str, Any]], Any]
@@ -54,7 +55,6 @@ def reply_of(question: Question, answer: Answer, tool: str, parse: ReplyParser |
     except ValueError as exc:
         reason = str(exc) if not hasattr(exc, "errors") else "its fields do not match"
         raise question.failed(
-            f"The client answered the {what} of {where} with a response of the wrong kind "
-            f"({reason})",
+            f"The client answered the {what} of {where} with {WRONG_KIND.sdk} ({reason})",
             tool=tool,
         ) from None

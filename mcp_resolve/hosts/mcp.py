@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer, RequestStateSecurity
+from mcp.server.mcpserver.exceptions import InvalidSignature as SDKInvalidSignature
 from mcp.server.request_state import InvalidRequestState, RequestStateCodec
 from mcp.shared.uri_template import UriTemplate
 from mcp_types import InputResponseRequestParams
@@ -27,7 +28,7 @@ from starlette.applications import Starlette
 from ..analysis.graph import Graph
 from ..analysis.injected import uses_resolvers
 from ..engine.app_scope import AppScope
-from ..errors import InvalidSignature
+from ..errors import InvalidSignature as ResolveInvalidSignature
 from .body_rounds import BodyRound
 from .completion import announce
 from .connection import Connection
@@ -61,8 +62,15 @@ class _Host(WrappedFunction):
     body_rounds = True
 
     @classmethod
-    def refusal(cls, graph: Graph) -> InvalidSignature | None:
+    def refusal(cls, graph: Graph) -> ResolveInvalidSignature | None:
         return unkept_app_scope(graph, "a plain MCPServer", _KEEP_APP_SCOPE)
+
+    @classmethod
+    def wrap(cls, function: Callable[..., Any], **options: Any) -> Callable[..., Any]:
+        try:
+            return super().wrap(function, **options)
+        except ResolveInvalidSignature as exc:
+            raise InvalidSignature.of(exc) from exc.__cause__
 
     def body_view(self, ctx: Context, round: BodyRound) -> Context:
         """A copy of the SDK's `Context` whose input params are the body's own."""
@@ -86,6 +94,23 @@ class _Host(WrappedFunction):
             request.protocol_version, request.session, request.request_id, state, responses,
             ctx, None, request, app,
         )  # fmt: skip
+
+
+class InvalidSignature(ResolveInvalidSignature, SDKInvalidSignature):
+    """mcp_resolve's `InvalidSignature` that is also the SDK's, as MCPServer raises it: code
+    written against the SDK's resolvers (`except InvalidSignature`, `pytest.raises`) still
+    catches it, and the message holds the SDK's words too (`mcp_resolve.sdk_phrases`)."""
+
+    @classmethod
+    def of(cls, exc: ResolveInvalidSignature) -> InvalidSignature:
+        return cls(
+            exc.problem,
+            kind=exc.kind,
+            name=exc.name,
+            resolver=exc.resolver,
+            parameter=exc.parameter,
+            fix=exc.fix,
+        )
 
 
 def request_context_of(ctx: Context) -> Any:

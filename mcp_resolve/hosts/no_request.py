@@ -13,11 +13,10 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from ..sdk_phrases import OUTSIDE_A_REQUEST as SDK_OUTSIDE
 from .connection import Connection
 
-OUTSIDE_A_REQUEST = (
-    "there is no request behind this call: Context is not available outside of a request"
-)
+OUTSIDE_A_REQUEST = f"there is no request behind this call: {SDK_OUTSIDE.sdk}"
 """Why a question cannot be asked in such a call (the SDK's `ValueError` text, then ours)."""
 
 

@@ -22,22 +22,28 @@ from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 from mcp.server import elicitation as sdk_outcomes
 from mcp.server.mcpserver import resolve as sdk
 
-from .. import client_requests, outcomes
 from ..analysis.edges import union_members
 from ..analysis.nodes import callable_name, type_hints
+from ..client_requests import ListRoots, Sample
 from ..markers import Elicit, Resolve
+from ..outcomes import (
+    AcceptedElicitation,
+    CancelledElicitation,
+    DeclinedElicitation,
+    ElicitationResult,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _OUTCOMES: dict[type, type] = {
-    sdk_outcomes.AcceptedElicitation: outcomes.AcceptedElicitation,
-    sdk_outcomes.DeclinedElicitation: outcomes.DeclinedElicitation,
-    sdk_outcomes.CancelledElicitation: outcomes.CancelledElicitation,
+    sdk_outcomes.AcceptedElicitation: AcceptedElicitation,
+    sdk_outcomes.DeclinedElicitation: DeclinedElicitation,
+    sdk_outcomes.CancelledElicitation: CancelledElicitation,
 }
 _QUESTIONS: dict[type, Any] = {
     sdk.Elicit: Elicit,
-    sdk.Sample: client_requests.Sample,
-    sdk.ListRoots: client_requests.ListRoots,
+    sdk.Sample: Sample,
+    sdk.ListRoots: ListRoots,
 }
 
 
@@ -139,7 +145,7 @@ def _outcome_annotation(base: Any) -> tuple[Any, Callable[[Any], Any] | None]:
     if value is not None:  # the SDK's `ElicitationResult` alias, bare or subscripted
         args = get_args(base)
         model = args[0] if args else Any
-        result: Any = outcomes.ElicitationResult
+        result: Any = ElicitationResult
         return result[model], _to_sdk_outcome
     members = union_members(base) or (base,)
     mapped = []
@@ -161,11 +167,11 @@ def _outcome_annotation(base: Any) -> tuple[Any, Callable[[Any], Any] | None]:
 
 def _to_sdk_outcome(value: Any) -> Any:
     """mcp_resolve's outcome as the SDK's class (what an SDK consumer checks against)."""
-    if isinstance(value, outcomes.AcceptedElicitation):
+    if isinstance(value, AcceptedElicitation):
         return sdk_outcomes.AcceptedElicitation[Any].model_construct(data=value.data)
-    if isinstance(value, outcomes.DeclinedElicitation):
+    if isinstance(value, DeclinedElicitation):
         return sdk_outcomes.DeclinedElicitation()
-    if isinstance(value, outcomes.CancelledElicitation):
+    if isinstance(value, CancelledElicitation):
         return sdk_outcomes.CancelledElicitation()
     return value
 
@@ -190,7 +196,7 @@ def _to_our_question(value: Any) -> Any:
         return Elicit(value.message, value.schema)
     if isinstance(value, sdk.Sample):
         p = value.params
-        return client_requests.Sample(
+        return Sample(
             p.messages,
             max_tokens=p.max_tokens,
             system_prompt=p.system_prompt,
@@ -203,7 +209,7 @@ def _to_our_question(value: Any) -> Any:
             tool_choice=p.tool_choice,
         )
     if isinstance(value, sdk.ListRoots):
-        return client_requests.ListRoots()
+        return ListRoots()
     return value
 
 
@@ -243,7 +249,9 @@ def _stand_in(
             value = getattr(type(fn), attribute, None)
         if value is not None:
             setattr(stand_in, attribute, value)
-    stand_in.__mcp_resolve_sdk_function__ = fn  # type: ignore[attr-defined]
+    # What it stands for: the key of a resolver in a script run as `__main__` is named
+    # after its file. Its own `__signature__` is what the analysis reads.
+    stand_in.__wrapped__ = fn  # type: ignore[attr-defined]
     return stand_in
 
 

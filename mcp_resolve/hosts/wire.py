@@ -18,6 +18,8 @@ from ..errors import ResolutionError
 from ..markers import NO_FALLBACK, Elicit, ElicitURL
 from ..outcomes import OUTCOME_TYPES, AcceptedElicitation, Outcome
 from ..schema import render_elicitation_schema
+from ..sdk_phrases import NOT_ELICITATION, WRONG_KIND
+from ..sdk_phrases import missing_capability as missing_capability_message
 from . import client_requests
 from .completion import derive_id
 
@@ -90,10 +92,11 @@ def answer_from(
     elif kind in (None, "sampling", "roots") and isinstance(result, types.Result):
         return Answer("accept", result.model_dump(mode="json", by_alias=True, exclude_none=True))
     wanted = {"sampling": "sampling result", "roots": "roots result"}.get(kind or "", "")
+    sdk = NOT_ELICITATION.sdk if not wanted else WRONG_KIND.sdk
     raise ResolutionError(
         f"The client answered resolver {resolver!r} for parameter {parameter!r} with a "
         f"{type(result).__name__}, not {'an elicitation result' if not wanted else 'a ' + wanted} "
-        f"(tool {tool!r})",
+        f"(tool {tool!r}): {sdk}",
         tool=tool,
         resolver=resolver,
         parameter=parameter,
@@ -140,11 +143,9 @@ def missing_capability(questions: Iterable[Question], *, why: str | None = None)
         )
         kinds = " and ".join(k for k, on in (("form", form), ("url", url)) if on)
         names.insert(0, f"{kinds} elicitation")
-    resolvers = ", ".join(repr(q.resolver) for q in questions)
-    message = (
-        f"Client did not declare the {_listed(names)} "
-        f"{'capabilities' if len(names) > 1 else 'capability'} required by resolver {resolvers}"
-    )
+    # Named by question key, as the SDK names them (module:qualname unless Resolve(key=...)).
+    keys = ", ".join(repr(q.key) for q in questions)
+    message = missing_capability_message(_listed(names), len(names) > 1, keys)
     if why:
         message = f"{message} ({why})"
     data = types.MissingRequiredClientCapabilityErrorData(
