@@ -35,6 +35,7 @@ AUTHORING = {
     "form_fields",
     "errors",
     "seconds",
+    "unwrapped",
 }
 HOSTS = {"seal", "mcp", "lowlevel", "fastmcp", "redis"}
 TOOLING = {"testing", "cli", "demo", "__main__"}
