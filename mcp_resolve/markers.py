@@ -115,8 +115,8 @@ def _not_a_resolver(value: Any) -> str:
             "Resolve(ask) rather than Resolve(ask())"
         )
     return (
-        f"Resolve() takes the resolver function, got {value!r} (a {kind.__name__}): pass the "
-        "function itself, Resolve(fn) rather than Resolve(fn())"
+        f"Resolve() takes the resolver function, got {value!r} (of type {kind.__name__}): "
+        "pass the function itself, Resolve(fn) rather than Resolve(fn())"
     )
 
 

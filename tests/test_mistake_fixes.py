@@ -52,8 +52,8 @@ def test_resolve_of_a_plain_value_says_to_pass_the_function() -> None:
     with pytest.raises(TypeError) as raised:
         Resolve("yes")  # type: ignore[arg-type]
     assert str(raised.value) == (
-        "Resolve() takes the resolver function, got 'yes' (a str): pass the function "
-        "itself, Resolve(fn) rather than Resolve(fn())"
+        "Resolve() takes the resolver function, got 'yes' (of type str): pass the "
+        "function itself, Resolve(fn) rather than Resolve(fn())"
     )
 
 
