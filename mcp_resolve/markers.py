@@ -7,8 +7,9 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from .errors import COLLECTING, InvalidSignature
+from .errors import COLLECTING
 from .seconds import seconds
+from .unwrapped import unwrapped_error
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 Scope = Literal["call", "app"]
@@ -45,7 +46,7 @@ class Resolve:
         build_timeout: float | None = None,
     ) -> None:
         if not callable(fn):
-            raise TypeError(f"Resolve() takes a callable resolver, got {fn!r}")
+            raise TypeError(_not_a_resolver(fn))
         if key is not None and (not isinstance(key, str) or not key):
             raise TypeError(f"Resolve(key=...) must be a non-empty string, got {key!r}")
         if scope not in ("call", "app"):
@@ -94,14 +95,45 @@ class Resolve:
         if COLLECTING.get() is not None:
             return handler(source)
         name = getattr(self.fn, "__qualname__", type(self.fn).__qualname__)
-        raise InvalidSignature(
-            "would be asked of the client as an input: the function whose parameter it fills "
-            "was registered without mcp_resolve's @resolved",
-            resolver=name.rsplit("<locals>.", 1)[-1],
-            fix="put @resolved directly under @server.tool() (or @server.prompt(), "
-            "@server.resource(...)): decorators apply bottom-up, so @resolved written above "
-            "it wraps the function after it was registered; or use ResolvingMCPServer",
+        parameter = getattr(handler, "field_name", None)  # the function's parameter
+        raise unwrapped_error(self, name.rsplit("<locals>.", 1)[-1], parameter)
+
+
+def _not_a_resolver(value: Any) -> str:
+    """Why `Resolve(value)` is refused, with the one fix that fits what `value` is.
+
+    The usual slip is `Resolve(ask())`: the resolver called where it should be named. What
+    the call returned says so: a coroutine or generator (closed here, so Python does not
+    also warn that it was never awaited) names its function; a question is what a
+    resolver returns, not a resolver.
+    """
+    code = getattr(value, "cr_code", None) or getattr(value, "gi_code", None)
+    code = code or getattr(value, "ag_code", None)
+    if code is not None:
+        close = getattr(value, "close", None)
+        if callable(close):
+            close()
+        name = getattr(value, "__qualname__", code.co_name)
+        return (
+            f"Resolve() takes the resolver function, got what calling {name}() returned; "
+            f"write Resolve({name}), not Resolve({name}())"
         )
+    kind = type(value)
+    if kind in (Elicit, ElicitURL) or (
+        kind.__module__ == "mcp_resolve.client_requests" and kind.__name__ in _REQUESTS
+    ):
+        return (
+            f"Resolve() takes the resolver function, got the question {value!r}, which a "
+            "resolver returns: write Resolve(fn) with the function that returns it, "
+            "Resolve(ask) rather than Resolve(ask())"
+        )
+    return (
+        f"Resolve() takes the resolver function, got {value!r} (of type {kind.__name__}): "
+        "pass the function itself, Resolve(fn) rather than Resolve(fn())"
+    )
+
+
+_REQUESTS = ("Sample", "ListRoots")
 
 
 class _NoFallback:

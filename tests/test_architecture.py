@@ -36,6 +36,7 @@ AUTHORING = {
     "errors",
     "seconds",
     "sdk_phrases",
+    "unwrapped",
 }
 HOSTS = {"seal", "mcp", "lowlevel", "fastmcp", "redis", "tasks"}
 TOOLING = {"testing", "cli", "demo", "__main__"}

@@ -408,7 +408,7 @@ def test_from_function_rejects_bad_input() -> None:
 
 
 def test_resolve_rejects_bad_input() -> None:
-    with pytest.raises(TypeError, match="takes a callable"):
+    with pytest.raises(TypeError, match="takes the resolver function, got 3"):
         Resolve(3)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="non-empty string"):
         Resolve(constant, key="")

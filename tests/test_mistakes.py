@@ -185,13 +185,73 @@ def test_resolved_written_above_the_registration_fails_at_import_with_the_fix(
         """
     with pytest.raises(InvalidSignature) as raised:
         import_module(tmp_path, f"upside_down_{host}_{register}", source)
-    assert raised.value.resolver == "display_name"
+    assert (raised.value.name, raised.value.parameter) == ("greet", "name")
+    kind = "Tool" if register == "tool" else "Prompt"
+    assert str(raised.value) == (
+        f"{kind} 'greet': parameter 'name' is filled by a resolver, but @resolved is written "
+        f"above @server.{register}(): decorators apply bottom-up, so the framework registered "
+        "the function before @resolved wrapped it, and would ask the client for it as an "
+        f"input (resolver 'display_name'); move @resolved directly under @server.{register}()"
+    )
+
+
+@pytest.mark.parametrize("host", list(SERVERS))
+@pytest.mark.parametrize("register", ["tool", "prompt"])
+def test_resolved_forgotten_fails_at_import_naming_the_tool_and_the_fix(
+    tmp_path: Path, host: str, register: str
+) -> None:
+    if host == "fastmcp":
+        pytest.importorskip("fastmcp")
+    server_import, server, _ = SERVERS[host]
+    source = f"""
+        from typing import Annotated
+
+        {server_import}
+
+        from mcp_resolve import Resolve
+
+        server = {server}
+
+
+        def display_name(user_id: str) -> str:
+            return user_id.title()
+
+
+        @server.{register}()
+        async def greet(user_id: str, name: Annotated[str, Resolve(display_name)]) -> str:
+            return f"hello {{name}}"
+        """
+    with pytest.raises(InvalidSignature) as raised:
+        import_module(tmp_path, f"unwrapped_{host}_{register}", source)
+    kind = "Tool" if register == "tool" else "Prompt"
+    assert str(raised.value) == (
+        f"{kind} 'greet': parameter 'name' is filled by a resolver, but the function is "
+        "registered without mcp_resolve's @resolved, so the framework would ask the client "
+        "for it as an input (resolver 'display_name'); add @resolved under "
+        f"@server.{register}() (or, on the MCP SDK, build the server as ResolvingMCPServer, "
+        "which applies it)"
+    )
+
+
+def test_a_registration_whose_source_cannot_be_read_gets_both_fixes() -> None:
+    server = MCPServer("Shop")
+
+    def display_name(user_id: str) -> str:
+        return user_id.title()
+
+    namespace: dict[str, Any] = {"Annotated": Annotated, "Resolve": Resolve, "dn": display_name}
+    exec(  # a function with no source file
+        "async def greet(user_id: str, name: Annotated[str, Resolve(dn)]) -> str:\n"
+        "    return name\n",
+        namespace,
+    )
+    with pytest.raises(InvalidSignature) as raised:
+        server.tool()(namespace["greet"])
     assert str(raised.value).startswith(
-        "resolver 'display_name' would be asked of the client as an input: the function whose "
-        "parameter it fills was registered without mcp_resolve's @resolved; put @resolved "
-        "directly under @server.tool()"
+        "Tool 'greet': resolver 'display_name' would be asked of the client as an input"
     )
     assert "decorators apply bottom-up" in str(raised.value)
+    assert "or use ResolvingMCPServer" in str(raised.value)
 
 
 def test_resolved_under_the_registration_imports_and_serves(tmp_path: Path) -> None:

@@ -44,8 +44,21 @@ def near_argument(name: str, names: Mapping[str, str]) -> str | None:
 
 
 def unfillable_fix(name: str, names: Mapping[str, str]) -> str:
-    """How to fill resolver parameter `name`, given the arguments of the function."""
+    """How to fill resolver parameter `name`, given the arguments of the function.
+
+    A name one contains the other of (`issue` / `issue_id`) is the same thing named
+    shorter: the resolver takes the argument's name. Two names spelled alike otherwise
+    (`amount` / `amout`) are a typo, and the typo may as well be the tool's: the fix then
+    offers renaming the tool's argument first, rather than copying its typo into a
+    resolver that other tools may share.
+    """
     near = near_argument(name, names)
+    if near is not None and not (near.lower() in name.lower() or name.lower() in near.lower()):
+        return (
+            f"the tool's argument {near!r} is spelled almost like it: if that is a typo, "
+            f"rename the tool's argument to {name!r}; otherwise rename this parameter to "
+            f"{near!r}"
+        )
     if near is not None:
         return (
             f"did you mean the argument {near!r}? Rename the parameter to {near!r}; otherwise "
@@ -54,4 +67,15 @@ def unfillable_fix(name: str, names: Mapping[str, str]) -> str:
     return (
         "give it a default, rename it after an argument, or annotate it with the context type "
         "or Annotated[T, Resolve(fn)]"
+    )
+
+
+CONTEXT_NAMES = frozenset({"ctx", "context", "context_", "request_context", "request_ctx"})
+
+
+def context_like(param: inspect.Parameter) -> bool:
+    """A parameter with no annotation named as contexts usually are (`ctx`, `context`):
+    meant to take the context, which only an annotation says."""
+    return param.annotation is inspect.Parameter.empty and (
+        param.name.lower() in CONTEXT_NAMES or param.name.lower().endswith("_ctx")
     )

@@ -20,7 +20,7 @@ from ..errors import FunctionKind, InvalidSignature
 from ..markers import Elicit, ElicitURL, Resolve
 from ..schema import render_elicitation_schema
 from ..sdk_phrases import cycle, two_questions, unfillable
-from .arguments import argument_names, unfillable_fix
+from .arguments import argument_names, context_like, unfillable_fix
 from .depends import DependsMarker
 from .edges import union_members
 from .injected import is_client_capabilities, lookalike_fix, sdk_lookalike
@@ -324,6 +324,14 @@ class _Builder(ParameterReader):
             argument = aliases.get(param.name)
             if argument is not None:
                 node.argument_params.append((param.name, argument))
+            elif param.default is _EMPTY and context_like(param):
+                self.problem(
+                    f"{unfillable(node.name, param.name)}: it is named like the context, "
+                    "but the context is recognised by its annotation, and it has none",
+                    resolver=node.name,
+                    parameter=param.name,
+                    fix=f"annotate it: {param.name}: {self.context_name()}",
+                )
             elif param.default is _EMPTY:
                 self.problem(
                     f"{unfillable(node.name, param.name)}: no argument has its name, "
@@ -332,6 +340,17 @@ class _Builder(ParameterReader):
                     parameter=param.name,
                     fix=unfillable_fix(param.name, aliases),
                 )
+
+    def context_name(self) -> str:
+        """The context type, as the fix for an unannotated context names it."""
+        if not self.context_types:
+            return "the host's context type (and name that type in context_types)"
+        context = self.context_types[0]
+        public = {"Context": "mcp.server.mcpserver", "ServerRequestContext": "mcp.server.context"}
+        module = public.get(context.__name__, context.__module__)
+        if context.__module__.startswith("fastmcp"):
+            module = "fastmcp"
+        return f"{context.__name__} (from {module} import {context.__name__})"
 
     def finish(self) -> tuple[Node, ...]:
         """Number the nodes by (level, discovery order), assign keys and dependents."""
