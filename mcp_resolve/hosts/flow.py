@@ -170,6 +170,10 @@ class ToolFlow:
                 elif conn.request_state is None and conn.input_responses:  # a first call
                     answers = self._responses(conn, None, resolution.graph)
                 outcome = await resolution.resolve(answers)
+                while isinstance(outcome, Suspended) and conn.waits is not None:
+                    if not await conn.waits(outcome.questions, answers, self.ask_timeout):
+                        break  # (a task leg: the URL steps it was told of are done)
+                    outcome = await resolution.resolve(answers)
                 while isinstance(outcome, Suspended):
                     fallbacks = self._fallbacks(conn, outcome.questions)
                     if fallbacks is None:
