@@ -155,6 +155,7 @@ bench: $(STAMP) redis-server
 	$(BIN)/python benchmarks/cliff.py
 	$(BIN)/python benchmarks/throughput.py
 	$(BIN)/python benchmarks/redis_guard.py
+	$(BIN)/python benchmarks/tasks.py
 
 clean:
 	rm -rf $(VENV) .venv-* $(SUITES) dist .pytest_cache .mypy_cache .ruff_cache .hypothesis

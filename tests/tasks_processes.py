@@ -68,10 +68,10 @@ def environment(redis_url: str, queue: str, **more: str) -> dict[str, str]:
     return {"FASTMCP_DOCKET_URL": redis_url, "FASTMCP_DOCKET_NAME": queue, **more}
 
 
-def front(env: dict[str, str]) -> tuple[Process, str]:
+def front(env: dict[str, str], server: Path = SERVER) -> tuple[Process, str]:
     """The MCP server, taking no task itself; returns it and its `/mcp` URL."""
     port = free_port()
-    args = [sys.executable, str(SERVER), "--http", f"127.0.0.1:{port}"]
+    args = [sys.executable, str(server), "--http", f"127.0.0.1:{port}"]
     process = Process(args, {**env, "FASTMCP_DOCKET_CONCURRENCY": "0"})
 
     def listening() -> bool:
@@ -85,9 +85,9 @@ def front(env: dict[str, str]) -> tuple[Process, str]:
     return process, f"http://127.0.0.1:{port}/mcp"
 
 
-def worker(env: dict[str, str], concurrency: int = 4) -> Process:
+def worker(env: dict[str, str], concurrency: int = 4, server: Path = SERVER) -> Process:
     """A Docket worker process (fastmcp-tasks' worker CLI), once it takes tasks."""
-    args = [sys.executable, "-m", "fastmcp_tasks.worker_cli", "worker", f"{SERVER}:app"]
+    args = [sys.executable, "-m", "fastmcp_tasks.worker_cli", "worker", f"{server}:app"]
     process = Process(args, {**env, "FASTMCP_DOCKET_CONCURRENCY": str(concurrency)})
     process.wait_for(lambda: "Starting worker" in process.output(), "a worker")
     return process

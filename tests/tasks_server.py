@@ -23,7 +23,15 @@ from fastmcp import Context, FastMCP
 from fastmcp.utilities.tasks import TaskConfig
 from pydantic import BaseModel
 
-from mcp_resolve import Elicit, ElicitationResult, ElicitURL, ListRoots, Resolve, Sample
+from mcp_resolve import (
+    AcceptedElicitation,
+    Elicit,
+    ElicitationResult,
+    ElicitURL,
+    ListRoots,
+    Resolve,
+    Sample,
+)
 from mcp_resolve.fastmcp import resolved
 from mcp_resolve.redis import RedisReplayGuard
 from mcp_resolve.tasks import ResolvingTasks, asks_first
@@ -146,6 +154,35 @@ async def migrate(env: str, ok: Annotated[Approval, Resolve(approval)], seconds:
             f.write(f"body {env} in {os.getpid()}\n")
     await anyio.sleep(seconds)
     return f"{env}: migrated"
+
+
+class Receipt(BaseModel):
+    order: str
+
+
+PAID: set[str] = set()
+
+
+async def deposit(order: str) -> Receipt | ElicitURL:
+    """With `wait=True`: consent is not payment; the leg waits for `complete()`."""
+    if order in PAID:
+        return Receipt(order=order)
+    return ElicitURL(
+        "Pay the deposit",
+        f"https://pay.example.com/{order}",
+        elicitation_id=f"pay-{order}",
+        wait=True,
+        timeout=30,
+    )
+
+
+@app.tool(task=TASK)
+@resolved
+async def pay(order: str, receipt: Annotated[ElicitationResult[Receipt], Resolve(deposit)]) -> str:
+    """Returns once the deposit is paid."""
+    if isinstance(receipt, AcceptedElicitation):
+        return f"paid {receipt.data.order}"
+    return f"not paid: {receipt.action}"
 
 
 class Name(BaseModel):

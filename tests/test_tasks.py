@@ -169,3 +169,22 @@ async def test_asks_first_only_goes_on_a_resolved_function() -> None:
 
     with pytest.raises(TypeError, match="goes on a @resolved function"):
         asks_first(plain)
+
+
+async def test_a_consented_url_question_that_waits_resumes_when_complete_is_called() -> None:
+    from mcp_resolve.fastmcp import complete
+
+    tasks_server.PAID.discard("o1")
+    async with Client(tasks_server.app) as client:
+        task = await call_tool_task(client, "pay", {"order": "o1"})
+        parked = await task.wait(state="input_required", timeout=30)
+        ((key, request),) = (parked.input_requests or {}).items()
+        assert request["params"]["elicitationId"] == "pay-o1"
+        await update(client, task.task_id, {key: {"action": "accept"}})
+        await anyio.sleep(0.5)
+        assert (await task.status()).status == "working"  # the leg waits for the payment
+        tasks_server.PAID.add("o1")
+        await complete(None, "pay-o1")  # from a webhook; through the bus, from any process
+        done = await task.wait(timeout=30)
+    assert done.status == "completed"
+    assert [c["text"] for c in (done.result or {})["content"]] == ["paid o1"]

@@ -26,7 +26,6 @@ from ..engine.questions import Answer, Question
 from ..engine.resolution import Resolution
 from ..engine.results import Resolved, Suspended
 from ..engine.tracing import start_call
-from ..errors import ResolutionError
 from ..seal import OversizedState
 from . import body_rounds, held, legacy, wire
 from .at_most_once import DEFAULT_STATE_TTL, AtMostOnce, Principal, Unsealed, check_state_ttl
@@ -35,6 +34,7 @@ from .connection import Connection, StateCodec
 from .legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
 from .lifespan import no_app_scope
 from .replay_guard import ReplayGuard, check_replay_guard
+from .round_checks import check_changes, check_rounds, check_size
 from .state import RoundState, StateError
 from .translate import cleanup_failure, translate
 
@@ -123,7 +123,7 @@ class ToolFlow:
                 derived: dict[str, str] = {}  # URL elicitation ids made for this call
                 while isinstance(outcome, Suspended):
                     rounds += 1
-                    self._check_rounds(rounds)
+                    check_rounds(self.tool, self.max_rounds, rounds)
                     answers = await legacy.ask_all(
                         conn, outcome.questions, self.tool, derived, self.ask_timeout
                     )
@@ -168,9 +168,13 @@ class ToolFlow:
                     answers = state.answers_with(responses)
                 elif conn.request_state is None and conn.input_responses:  # a first call
                     upfront = self._responses(conn, None, resolution.graph)
-                first = await resolution.resolve(answers)
-                outcome = await self.settled(conn, resolution, first, upfront)
-                if isinstance(outcome, Suspended):
+                outcome = await resolution.resolve(answers)
+                while isinstance(outcome, Suspended) and conn.waits is not None:
+                    if not await conn.waits(outcome.questions, answers, self.ask_timeout):
+                        break  # (a task leg: the URL steps it was told of are done)
+                    outcome = await resolution.resolve(answers)
+                outcome = await self.settled(conn, resolution, outcome, upfront)
+                if isinstance(outcome, Suspended) and conn.waits is None:
                     waits = held.waiting_for(outcome, answers)
                     if waits is not None:  # consented to a step that waits: hold, as legacy
                         outcome = await self._hold(conn, resolution, answers or {}, waits)
@@ -246,8 +250,8 @@ class ToolFlow:
     ) -> InputRequiredResult:
         """This round's questions, with the state that records the answers so far."""
         following = state.next_round(resolution.used or {}, outcome.questions)
-        self._check_rounds(following.rounds)
-        self._check_changes(following, outcome.questions)
+        check_rounds(self.tool, self.max_rounds, following.rounds)
+        check_changes(self.tool, following, outcome.questions)
         if self.once is not None:
             self.once.stamp(following)
         encoded = self._sealed(following, conn, resolution.graph)
@@ -275,7 +279,7 @@ class ToolFlow:
         following = body_rounds.next_state(self, state, resolution, result)
         if following is None:
             return result
-        self._check_rounds(following.rounds)
+        check_rounds(self.tool, self.max_rounds, following.rounds)
         if self.once is not None:
             self.once.stamp(following)
         encoded = self._sealed(following, conn, resolution.graph)
@@ -291,54 +295,15 @@ class ToolFlow:
         """
         encoded = state.encode()
         if self.codec is None:
-            self._check_size(state, len(encoded.encode()), graph)
+            check_size(self.tool, self.max_state_bytes, state, len(encoded.encode()), graph)
             return encoded
         try:
             sealed = self.codec.seal(encoded, conn)
         except OversizedState as exc:
-            self._check_size(state, exc.length, graph)
+            check_size(self.tool, self.max_state_bytes, state, exc.length, graph)
             raise  # pragma: no cover - the budget is never above the sealer's limit
-        self._check_size(state, len(sealed), graph)
+        check_size(self.tool, self.max_state_bytes, state, len(sealed), graph)
         return sealed
-
-    def _check_changes(self, state: RoundState, questions: tuple[Question, ...]) -> None:
-        """A question worded differently round after round would be asked forever."""
-        for question in questions:
-            changes = state.changes.get(question.key, 0)
-            if changes == 1:
-                logger.warning(
-                    "Tool %r: resolver %r asked its question again with different wording; "
-                    "build questions from the tool's arguments and earlier answers only",
-                    self.tool,
-                    question.resolver,
-                )
-            elif changes >= 2:
-                raise question.failed(
-                    f"Resolver {question.resolver!r} for parameter {question.parameter!r} "
-                    f"asks a differently worded question every round (tool {self.tool!r}), "
-                    "so it could never be answered: build questions from the tool's "
-                    "arguments and earlier answers only, not from times, prices or counters",
-                    tool=self.tool,
-                )
-
-    def _check_size(self, state: RoundState, size: int, graph: Graph) -> None:
-        if size <= self.max_state_bytes:
-            return
-        by_key = {node.key: node for node in graph.nodes}
-        sizes = state.sizes()
-        largest = sorted(sizes, key=sizes.__getitem__, reverse=True)[:3]
-        named = ", ".join(
-            f"resolver {by_key[k].name!r} (parameter {by_key[k].parameter!r}, {sizes[k]} bytes)"
-            for k in largest
-            if k in by_key
-        )
-        raise ResolutionError(
-            f"Tool {self.tool!r}: the request state would be {size} bytes, over the budget "
-            f"of {self.max_state_bytes}; the largest recorded answers are from "
-            f"{named or 'no resolver (the questions themselves)'}. Ask for less per "
-            "question, or raise max_state_bytes",
-            tool=self.tool,
-        )
 
     def _responses(self, conn: Connection, state: RoundState | None, graph: Graph) -> Answers:
         """This round's answers, read against the graph the call really runs (an override in
@@ -375,15 +340,6 @@ class ToolFlow:
                 if question.key not in given and question.key in upfront:
                     given[question.key] = upfront.pop(question.key)
         return given
-
-    def _check_rounds(self, rounds: int) -> None:
-        if rounds > self.max_rounds:
-            raise ResolutionError(
-                f"Tool {self.tool!r} asked questions in more than {self.max_rounds} rounds. "
-                "A question worded from changing data (a time, a live price) is new every "
-                "round: build questions from the tool's arguments and earlier answers only.",
-                tool=self.tool,
-            )
 
     def _start(self, conn: Connection, arguments: dict[str, Any], trace: Any) -> Resolution:
         """The call's resolution, with what the host adds: the client's replies validated

@@ -13,6 +13,7 @@ Run it alone with `python tests/conformance/tasks_server.py --port 3002`.
 from __future__ import annotations
 
 import argparse
+import os
 from datetime import timedelta
 from typing import Annotated
 
@@ -21,6 +22,7 @@ import mcp_types as types
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.utilities.tasks import TaskConfig
+from fastmcp_tasks import TasksExtension
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
@@ -29,7 +31,11 @@ from mcp_resolve.fastmcp import resolved
 from mcp_resolve.tasks import ResolvingTasks, asks_first
 
 app = FastMCP("mcp-resolve-tasks-conformance")
-app.add_extension(ResolvingTasks())
+# The baseline: MCP_RESOLVE_PLAIN_TASKS=1 serves the same tools with fastmcp-tasks' own
+# extension (no foreground questions before the task), as docs/dev/conformance.md reports.
+app.add_extension(
+    TasksExtension() if os.environ.get("MCP_RESOLVE_PLAIN_TASKS") else ResolvingTasks()
+)
 
 POLL = timedelta(milliseconds=100)
 OPTIONAL = TaskConfig(mode="optional", poll_interval=POLL)
