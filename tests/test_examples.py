@@ -380,10 +380,13 @@ async def test_a_legacy_call_waits_after_consent_until_the_provider_reports_and_
     assert notices == ["deposit-b1"]
 
 
-async def test_on_2026_07_28_consent_alone_does_not_satisfy_a_waiting_url_question(
+async def test_on_2026_07_28_a_consent_to_a_waiting_url_question_is_held_until_the_report(
     bistro: ModuleType,
 ) -> None:
+    """Consent alone does not satisfy the question: the retry that carries it is held by the
+    server (as a legacy call waits) until the provider's report completes it."""
     args = {"booking_id": "b1"}
+    result: list[Any] = []
     async with Client(
         bistro.mcp, mode="2026-07-28", elicitation_callback=answered_by_hand
     ) as client:
@@ -395,16 +398,19 @@ async def test_on_2026_07_28_consent_alone_does_not_satisfy_a_waiting_url_questi
         assert (request.params.message, request.params.url) == (DEPOSIT_MESSAGE, DEPOSIT_URL)
         accept: types.InputResponses = {key: types.ElicitResult(action="accept")}
 
-        again = await next_round(client.session, "pay_deposit_and_wait", first, accept, args)
-        assert isinstance(again, types.InputRequiredResult)
-        assert list(again.input_requests or {}) == [key]
-        repeated = (again.input_requests or {})[key]
-        assert isinstance(repeated, types.ElicitRequest)
-        assert isinstance(repeated.params, types.ElicitRequestURLParams)
-        assert repeated.params.url == DEPOSIT_URL
+        async def retry() -> None:
+            result.append(
+                await next_round(client.session, "pay_deposit_and_wait", first, accept, args)
+            )
 
-        assert await provider_reports(bistro, "b1") == 204
-        done = await next_round(client.session, "pay_deposit_and_wait", again, accept, args)
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as group:
+                group.start_soon(retry)
+                while "deposit-b1" not in completion._waiting:  # consent given, now held
+                    await anyio.sleep(0.005)
+                assert result == []
+                assert await provider_reports(bistro, "b1") == 204
+    (done,) = result
     assert isinstance(done, types.CallToolResult)
     assert text_of(done) == "Deposit for b1 is paid."
 

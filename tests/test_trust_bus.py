@@ -102,6 +102,9 @@ async def test_forged_publish_and_set_complete_nothing_and_a_genuine_one_does(
                 group.start_soon(call)
                 while completion.waiting("card-o1") == 0:
                     await anyio.sleep(0.005)
+                # The bus subscribes in the background: forgeries must reach a listener.
+                while (await raw.pubsub_numsub(CHANNEL))[0][1] < 1:
+                    await anyio.sleep(0.005)
                 PAID.add("o1")  # paid in truth: a woken call would return at once
                 for message in forgeries("card-o1"):
                     assert await raw.publish(CHANNEL, message) == 1
