@@ -78,7 +78,8 @@ def test_claims_and_expiries_interleaved_agree_with_the_model(
                         group.start_soon(one)
                 replied = time.time()
                 won = results.count(True)
-                assert won <= 1, (step, results)
+                if replied - sent < lifetime - MARGIN:  # a slow machine may outlive the claim
+                    assert won <= 1, (step, results)
                 held = expiry.get(step.which)
                 if held is None or sent > held[1] + MARGIN:
                     assert won == 1, (step, held, sent, results)
