@@ -383,11 +383,9 @@ async def test_a_legacy_call_waits_after_consent_until_the_provider_reports_and_
 async def test_on_2026_07_28_a_consent_to_a_waiting_url_question_is_held_until_the_report(
     bistro: ModuleType,
 ) -> None:
-    # The consenting retry is held until the provider reports (mcp_resolve.hosts.held).
-    from mcp_resolve.hosts import completion
-
+    """Consent alone does not satisfy the question: the retry that carries it is held by the
+    server (as a legacy call waits) until the provider's report completes it."""
     args = {"booking_id": "b1"}
-    result: list[Any] = []
     async with Client(
         bistro.mcp, mode="2026-07-28", elicitation_callback=answered_by_hand
     ) as client:
