@@ -228,9 +228,9 @@ async def payment_webhook(request: Request) -> Response:
 async def deposit_receipt(booking_id: str) -> Receipt | ElicitURL:
     """Resolver: the receipt once the deposit is paid; until then, the payment page.
 
-    With `wait=True` the user's consent is not the answer: on a legacy connection the call
-    waits (30 s at most) for the provider's webhook, then this resolver runs again and
-    checks PAID; on 2026-07-28 every retry runs it again, and it asks again until paid.
+    With `wait=True` the user's consent is not the answer: the call waits (30 s at most)
+    for the provider's webhook, then this resolver runs again and checks PAID. On legacy
+    the call itself waits; on 2026-07-28 the server holds the consenting retry.
     """
     if booking_id in PAID:
         return Receipt(booking_id=booking_id)
