@@ -113,8 +113,9 @@ def test_a_parameter_named_like_the_context_without_annotation_is_told_to_annota
         resolved(tool)
     assert raised.value.parameter == parameter
     assert raised.value.problem == (
-        "cannot be filled: it is named like the context, but the context is recognised by "
-        "its annotation, and it has none"
+        f"cannot be filled (Resolver {raised.value.resolver!r} parameter {parameter!r} cannot "
+        "be resolved): it is named like the context, but the context is recognised by its "
+        "annotation, and it has none"
     )
     assert raised.value.fix == (
         f"annotate it: {parameter}: Context (from mcp.server.mcpserver import Context)"

@@ -62,8 +62,8 @@ async def test_a_decline_reaches_the_tool_as_a_tool_error_naming_the_resolver() 
     assert (done.result or {}).get("isError") is True
     (text,) = [c["text"] for c in (done.result or {})["content"]]
     assert text == (
-        "Resolver for parameter 'ok' could not resolve: elicitation was decline "
-        "(tool 'deploy', resolver 'approval')"
+        "Tool 'deploy', resolver 'approval': "
+        "Resolver for parameter 'ok' could not resolve: elicitation was decline"
     )
 
 
