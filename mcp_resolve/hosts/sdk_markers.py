@@ -110,7 +110,8 @@ class _Translation:
                 return annotation, None
             ours = [self.marker(m) if isinstance(m, sdk.Resolve) else m for m in metadata]
             outcome_base, convert = _outcome_annotation(base)
-            return Annotated.__class_getitem__((outcome_base, *ours)), convert
+            subscript = (outcome_base, *ours)  # subscribed: 3.13 has no __class_getitem__
+            return Annotated[subscript], convert
         members = union_members(annotation)
         if members and any(_has_sdk_resolve(m) for m in members):
             # Kept a union, so that the analysis refuses it in its own words and the SDK's.
