@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypedDict, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel
+from pydantic.errors import PydanticErrorMixin
 from typing_extensions import Unpack
 
 from ..client_requests import KINDS, Kind, ListRoots, Sample
@@ -306,11 +307,19 @@ class _Builder(ParameterReader):
                 try:
                     render_elicitation_schema(node.schema)
                 except TypeError as exc:
-                    self.problem(
-                        f"asks for a form no client can render: {exc}",
-                        resolver=node.name,
-                        cause=exc,
-                    )
+                    if isinstance(exc, PydanticErrorMixin):  # a TypeError too, on some 2.12s
+                        self.problem(
+                            f"declares a form for parameter {node.parameter!r} whose model "
+                            f"cannot be read: {type(exc).__name__}: {first_line(exc)}",
+                            resolver=node.name,
+                            cause=exc,
+                        )
+                    else:
+                        self.problem(
+                            f"asks for a form no client can render: {exc}",
+                            resolver=node.name,
+                            cause=exc,
+                        )
                 except Exception as exc:  # pydantic's own failures reading the model
                     self.problem(
                         f"declares a form for parameter {node.parameter!r} whose model "
