@@ -78,11 +78,12 @@ def test_claims_and_expiries_interleaved_agree_with_the_model(
                         group.start_soon(one)
                 replied = time.time()
                 won = results.count(True)
-                if replied - sent < lifetime - MARGIN:  # a slow machine may outlive the claim
+                outlived = replied - sent >= lifetime - MARGIN  # a slow machine outlives it
+                if not outlived:
                     assert won <= 1, (step, results)
                 held = expiry.get(step.which)
                 if held is None or sent > held[1] + MARGIN:
-                    assert won == 1, (step, held, sent, results)
+                    assert won == 1 or (outlived and won > 1), (step, held, sent, results)
                 elif replied < held[0] - MARGIN:
                     assert won == 0, (step, held, replied, results)
                 if won:
