@@ -64,8 +64,16 @@ class Process:
         self.log.close()
 
 
+KEYS = "tasks-key-" + "t" * 32  # signs the completion bus's notices, the same everywhere
+
+
 def environment(redis_url: str, queue: str, **more: str) -> dict[str, str]:
-    return {"FASTMCP_DOCKET_URL": redis_url, "FASTMCP_DOCKET_NAME": queue, **more}
+    return {
+        "FASTMCP_DOCKET_URL": redis_url,
+        "FASTMCP_DOCKET_NAME": queue,
+        "MCP_RESOLVE_STATE_KEYS": KEYS,
+        **more,
+    }
 
 
 def front(env: dict[str, str], server: Path = SERVER) -> tuple[Process, str]:
@@ -83,6 +91,18 @@ def front(env: dict[str, str], server: Path = SERVER) -> tuple[Process, str]:
 
     process.wait_for(listening, "the front")
     return process, f"http://127.0.0.1:{port}/mcp"
+
+
+def report_payment(env: dict[str, str], order: str, server: Path = SERVER) -> None:
+    """A payment reported by a process that is neither the front nor a worker."""
+    subprocess.run(
+        [sys.executable, str(server), "--paid", order],
+        env={**os.environ, **env},
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
 
 
 def worker(env: dict[str, str], concurrency: int = 4, server: Path = SERVER) -> Process:

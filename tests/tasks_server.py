@@ -5,7 +5,8 @@ it takes no task itself) and as Docket workers (`python -m fastmcp_tasks.worker_
 tests/tasks_server.py:app`), all on one real Redis named by `FASTMCP_DOCKET_URL`. Every
 leg records the pid of the process that ran it under `legs:<task id>`, so a test can tell
 which worker ran which leg. Imported in-process (no `FASTMCP_DOCKET_URL`), it runs on
-Docket's memory backend with its own worker.
+Docket's memory backend with its own worker. `python tests/tasks_server.py --paid ORDER`
+reports a payment from a process of its own, as a webhook would.
 """
 
 from __future__ import annotations
@@ -32,12 +33,16 @@ from mcp_resolve import (
     Resolve,
     Sample,
 )
-from mcp_resolve.fastmcp import resolved
-from mcp_resolve.redis import RedisReplayGuard
+from mcp_resolve.fastmcp import complete, resolved, use_completion_bus
+from mcp_resolve.redis import RedisCompletionBus, RedisReplayGuard
 from mcp_resolve.tasks import ResolvingTasks, asks_first
 
 REDIS = os.environ.get("FASTMCP_DOCKET_URL", "memory://")
 GUARD = RedisReplayGuard(REDIS, audience="tasks-tests") if REDIS.startswith("redis") else None
+if REDIS.startswith("redis"):
+    # `complete()` from any process (a webhook, another worker) wakes a leg that waits here;
+    # its notices are signed with the ring in MCP_RESOLVE_STATE_KEYS, the same everywhere.
+    use_completion_bus(RedisCompletionBus(REDIS, audience="tasks-tests"))
 
 
 class Approval(BaseModel):
@@ -160,29 +165,66 @@ class Receipt(BaseModel):
     order: str
 
 
-PAID: set[str] = set()
+PAID: set[str] = set()  # in-process; across processes the payments are a Redis set
 
 
-async def deposit(order: str) -> Receipt | ElicitURL:
-    """With `wait=True`: consent is not payment; the leg waits for `complete()`."""
-    if order in PAID:
+async def paid(order: str) -> bool:
+    if not REDIS.startswith("redis"):
+        return order in PAID
+    client = aioredis.from_url(REDIS)
+    try:
+        return bool(await client.sismember("paid", order))
+    finally:
+        await client.aclose()
+
+
+async def deposit(order: str, within: float) -> Receipt | ElicitURL:
+    """With `wait=True`: consent is not payment; the leg waits for `complete()`, then looks
+    again at the real state."""
+    if await paid(order):
         return Receipt(order=order)
     return ElicitURL(
         "Pay the deposit",
         f"https://pay.example.com/{order}",
         elicitation_id=f"pay-{order}",
         wait=True,
-        timeout=30,
+        timeout=within,
     )
 
 
 @app.tool(task=TASK)
 @resolved
-async def pay(order: str, receipt: Annotated[ElicitationResult[Receipt], Resolve(deposit)]) -> str:
+async def pay(
+    order: str,
+    receipt: Annotated[ElicitationResult[Receipt], Resolve(deposit)],
+    within: float = 30,
+) -> str:
     """Returns once the deposit is paid."""
     if isinstance(receipt, AcceptedElicitation):
         return f"paid {receipt.data.order}"
     return f"not paid: {receipt.action}"
+
+
+SIGNED: set[str] = set()
+
+
+async def signature(order: str) -> Receipt | ElicitURL:
+    """A step that waits with no id of its own: nobody can `complete()` it, so the held leg
+    runs this again every second until the state says it is done."""
+    if order in SIGNED:
+        return Receipt(order=order)
+    return ElicitURL("Sign the contract", f"https://sign.example.com/{order}", wait=True)
+
+
+@app.tool(task=TASK)
+@resolved
+async def sign(
+    order: str, receipt: Annotated[ElicitationResult[Receipt], Resolve(signature)]
+) -> str:
+    """Returns once the contract is signed."""
+    if isinstance(receipt, AcceptedElicitation):
+        return f"signed {receipt.data.order}"
+    return f"not signed: {receipt.action}"
 
 
 class Name(BaseModel):
@@ -205,6 +247,20 @@ async def greet_later(user: Annotated[Name, Resolve(ask_name)], ctx: Context) ->
     return f"Hello {user.name}, from task {ctx.task_id}"
 
 
+async def report_payment(order: str) -> None:
+    """What a payment provider's verified webhook does, in a process of its own: record the
+    payment, then `complete()` the question, which wakes the leg waiting on any worker."""
+    client = aioredis.from_url(REDIS)
+    try:
+        await client.sadd("paid", order)
+    finally:
+        await client.aclose()
+    await complete(None, f"pay-{order}")
+
+
 if __name__ == "__main__":
+    if "--paid" in sys.argv:  # python tests/tasks_server.py --paid ORDER
+        anyio.run(report_payment, sys.argv[sys.argv.index("--paid") + 1])
+        sys.exit()
     host, port = sys.argv[sys.argv.index("--http") + 1].rsplit(":", 1)
     app.run(transport="http", host=host, port=int(port), show_banner=False)

@@ -10,11 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
-
-pytest.importorskip("fastmcp_tasks")  # fastmcp needs Python 3.11 or later
-
 import mcp_types as types
+import pytest
 import tasks_server
 from fastmcp import Client
 from fastmcp_tasks.client import call_tool_task
@@ -188,3 +185,39 @@ async def test_a_consented_url_question_that_waits_resumes_when_complete_is_call
         done = await task.wait(timeout=30)
     assert done.status == "completed"
     assert [c["text"] for c in (done.result or {})["content"]] == ["paid o1"]
+
+
+async def test_a_consented_step_nobody_completes_in_time_ends_the_task_with_the_tool_error() -> (
+    None
+):
+    tasks_server.PAID.discard("o3")
+    async with Client(tasks_server.app) as client:
+        task = await call_tool_task(client, "pay", {"order": "o3", "within": 1})
+        parked = await task.wait(state="input_required", timeout=30)
+        ((key, _),) = (parked.input_requests or {}).items()
+        await update(client, task.task_id, {key: {"action": "accept"}})
+        done = await task.wait(timeout=30)
+    # As a legacy call and a held 2026-07-28 retry: the deadline is the tool's error, not
+    # the same question asked again.
+    assert done.status == "completed"
+    assert (done.result or {}).get("isError") is True
+    assert [c["text"] for c in (done.result or {})["content"]] == [
+        "The step at https://pay.example.com/o3 for parameter 'receipt' was not completed "
+        "within 1 s (tool 'pay', resolver 'deposit')"
+    ]
+
+
+async def test_a_consented_step_without_an_id_is_checked_again_until_it_is_done() -> None:
+    tasks_server.SIGNED.discard("c1")
+    async with Client(tasks_server.app) as client:
+        task = await call_tool_task(client, "sign", {"order": "c1"})
+        parked = await task.wait(state="input_required", timeout=30)
+        ((key, request),) = (parked.input_requests or {}).items()
+        assert "elicitationId" not in request["params"]  # nothing for complete() to name
+        await update(client, task.task_id, {key: {"action": "accept"}})
+        await anyio.sleep(1.5)
+        assert (await task.status()).status == "working"  # held, not asked again
+        tasks_server.SIGNED.add("c1")
+        done = await task.wait(timeout=30)
+    assert done.status == "completed"
+    assert [c["text"] for c in (done.result or {})["content"]] == ["signed c1"]

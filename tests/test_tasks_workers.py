@@ -15,9 +15,6 @@ from typing import Any
 
 import anyio
 import pytest
-
-pytest.importorskip("fastmcp_tasks")  # fastmcp needs Python 3.11 or later
-
 import tasks_processes
 from fastmcp import Client
 from fastmcp_tasks.client import call_tool_task
@@ -46,7 +43,7 @@ def deployment(redis_server: RedisServer, tmp_path: Path) -> Iterator[dict[str, 
         return process
 
     try:
-        yield {"url": url, "worker": worker, "tmp": tmp_path}
+        yield {"url": url, "worker": worker, "tmp": tmp_path, "env": env}
     finally:
         for process in started:
             process.stop()
@@ -119,3 +116,22 @@ async def test_a_leg_redelivered_after_it_claimed_its_state_is_refused_not_run_t
     assert [c["text"] for c in (done.result or {})["content"]] == [
         "Invalid or expired requestState"
     ]
+
+
+async def test_a_leg_waiting_for_a_payment_resumes_when_another_process_completes_it(
+    deployment: dict[str, Any],
+) -> None:
+    deployment["worker"]()
+    order = "o-" + uuid.uuid4().hex[:8]
+    async with Client(deployment["url"]) as client:
+        task = await call_tool_task(client, "pay", {"order": order})
+        parked = await task.wait(state="input_required", timeout=60)
+        ((key, request),) = (parked.input_requests or {}).items()
+        assert request["params"]["elicitationId"] == f"pay-{order}"
+        await update(client, task.task_id, {key: {"action": "accept"}})  # consent, not payment
+        await anyio.sleep(1.0)
+        assert (await task.status()).status == "working"  # the leg waits on its worker
+        await anyio.to_thread.run_sync(tasks_processes.report_payment, deployment["env"], order)
+        done = await task.wait(timeout=60)
+    assert done.status == "completed"
+    assert [c["text"] for c in (done.result or {})["content"]] == [f"paid {order}"]

@@ -36,7 +36,6 @@ class Connection:
     app: AppScope | None = None  # the server lifespan's scope, for app-scoped resolvers
     body_round: BodyRound | None = None  # what the body sees in a round it asked itself
     escalation: Any = None  # set when the call becomes a task once resolved (`task_legs`)
-    waits: Any = None  # a task leg's wait for URL completions (`task_legs.wait_completions`)
 
     @classmethod
     def of(cls, request: Any, retry: Any, *, context: Any, **more: Any) -> Connection:

@@ -169,12 +169,8 @@ class ToolFlow:
                 elif conn.request_state is None and conn.input_responses:  # a first call
                     upfront = self._responses(conn, None, resolution.graph)
                 outcome = await resolution.resolve(answers)
-                while isinstance(outcome, Suspended) and conn.waits is not None:
-                    if not await conn.waits(outcome.questions, answers, self.ask_timeout):
-                        break  # (a task leg: the URL steps it was told of are done)
-                    outcome = await resolution.resolve(answers)
                 outcome = await self.settled(conn, resolution, outcome, upfront)
-                if isinstance(outcome, Suspended) and conn.waits is None:
+                if isinstance(outcome, Suspended):  # a retry, or a task's leg after an answer
                     waits = held.waiting_for(outcome, answers)
                     if waits is not None:  # consented to a step that waits: hold, as legacy
                         outcome = await self._hold(conn, resolution, answers or {}, waits)

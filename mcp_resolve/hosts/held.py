@@ -18,6 +18,9 @@ to a waiting question the resolver still asks is *held* instead, as the legacy c
 - waiting spends no round: the held retry is one request, so the round cap and the
   client's own round limit see one round however long the step takes.
 
+A task's leg after an answer (`task_legs`) is held the same way: it has no retry to wait
+for either, and the task reads `working` meanwhile.
+
 The held retry is one suspended coroutine and one anyio event (`completion`), no thread.
 """
 

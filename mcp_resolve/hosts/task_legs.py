@@ -7,7 +7,9 @@ input requests and the request state in Redis and shows them as the task's
 and the state back from the worker's `Context` (`ctx.input_responses`, `ctx.request_state`).
 That is a 2026-07-28 round with Redis instead of the client carrying the state, so a leg is
 run by the same flow as a round: answers pinned to the digest of the question they answer,
-each resolver at most once per leg, the state claimed once when a replay guard is on.
+each resolver at most once per leg, the state claimed once when a replay guard is on, and
+a consent to a URL step that waits held in its leg until `complete()` (`held`), as a
+2026-07-28 retry is: the task reads `working` meanwhile.
 
 The leg has no MCP request: its session stands for a client that answers through
 `tasks/update`. Whatever can go into a task's `inputRequests` can be asked (form and URL
@@ -17,16 +19,12 @@ SEP-2663 leaves it. The state stays on the server (in Redis), so nobody seals it
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any
 
-import anyio
 import mcp_types as types
 
-from ..engine.questions import Question
-from ..markers import ElicitURL
-from . import completion
 from .connection import Connection
 
 MODERN = "2026-07-28"
@@ -76,50 +74,7 @@ def leg_connection(ctx: Any, task_id: str, *, app: Any = None) -> Connection:
     """The connection of one leg: the answers and state fastmcp-tasks put on the worker's
     context, as a retry would carry them."""
     leg = _Leg(task_id, getattr(ctx, "origin_request_id", None))
-    return Connection.of(
-        leg, ctx, context=ctx, request_context=None, app=app, waits=wait_completions
-    )
-
-
-async def wait_completions(
-    questions: tuple[Question, ...], answers: Mapping[str, Any] | None, ask_timeout: float
-) -> bool:
-    """In a leg, a URL question with `wait=True` the user consented to waits for `complete()`.
-
-    A 2026-07-28 round would send the question back for the client to retry; a task has no
-    retry to wait for, so the leg waits, within the question's `timeout` (else the tool's
-    `ask_timeout`), for the completion of the question's `elicitation_id`, which `complete()`
-    publishes on the completion bus from any process (`RedisCompletionBus` across them).
-    True when one completed: the resolvers then run again and decide from real state. A
-    question without its own `elicitation_id` (one derived per call) is not waited for:
-    nobody outside could name it. The leg holds its place on the worker meanwhile (not
-    the process: others run beside it).
-    """
-    waiting = []
-    for question in questions:
-        request = question.request
-        answer = answers.get(question.key) if answers else None
-        if (
-            question.request_waits
-            and isinstance(request, ElicitURL)
-            and request.elicitation_id
-            and getattr(answer, "action", None) == "accept"
-        ):
-            waiting.append((request.elicitation_id, request.timeout or ask_timeout))
-    if not waiting:
-        return False
-    completed = False
-
-    async def wait(elicitation_id: str, timeout: float) -> None:
-        nonlocal completed
-        if await completion.wait_for_completion(elicitation_id, timeout, None, None):
-            completed = True
-            group.cancel_scope.cancel()
-
-    async with anyio.create_task_group() as group:
-        for elicitation_id, timeout in waiting:
-            group.start_soon(wait, elicitation_id, timeout)
-    return completed
+    return Connection.of(leg, ctx, context=ctx, request_context=None, app=app)
 
 
 class Escalation:
