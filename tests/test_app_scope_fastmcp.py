@@ -6,9 +6,6 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 import pytest
-
-pytest.importorskip("fastmcp")  # fastmcp needs Python 3.11 or later
-
 from fastmcp import Client, FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.server.lifespan import lifespan

@@ -7,9 +7,6 @@ from typing import Annotated, Any
 
 import mcp_types as types
 import pytest
-
-pytest.importorskip("fastmcp")  # fastmcp needs Python 3.11 or later
-
 from client_requests_support import Name, ask_name
 from fastmcp import Client, Context, FastMCP
 from fastmcp.client.elicitation import ElicitResult

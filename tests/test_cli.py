@@ -192,9 +192,6 @@ def test_check_passes_every_example_server(run: Run) -> None:
 
 
 def test_check_reads_a_fastmcp_server(run: Run) -> None:
-    pytest.importorskip("fastmcp")
-    if not (EXAMPLES / "fastmcp_files.py").exists():
-        pytest.skip("no fastmcp example")
     status, out, _ = run("check", "examples/fastmcp_files.py")
     assert status == 0
     assert out.endswith("; no problems\n")
@@ -301,9 +298,6 @@ HEADER = """
 
 @pytest.mark.parametrize("how", list(BROKEN))
 def test_check_reports_every_problem_of_every_tool(run: Run, tmp_path: Path, how: str) -> None:
-    if how == "fastmcp":
-        pytest.importorskip("fastmcp")
-        pytest.importorskip("mcp_resolve.fastmcp")
     source = textwrap.dedent(HEADER) + textwrap.dedent(BROKEN[how]) + textwrap.dedent(BROKEN_TOOLS)
     target = write(tmp_path, f"broken_{how}", source) + ":mcp"
     status, out, err = run("check", target)
@@ -492,8 +486,6 @@ NOTES = """
 
 
 def notes_server(tmp_path: Path, host: str) -> str:
-    if host == "fastmcp":
-        pytest.importorskip("fastmcp")
     source = textwrap.dedent(NOTES_HOSTS[host]) + textwrap.dedent(NOTES)
     return write(tmp_path, f"notes_{host}", source) + ":server"
 
@@ -760,7 +752,6 @@ def test_output_is_plain_text_when_not_a_terminal(run: Run) -> None:
 
 
 def test_output_uses_rich_on_a_terminal(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("rich")
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("TERM", "xterm-256color")
     monkeypatch.setenv("COLUMNS", "200")

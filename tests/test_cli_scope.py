@@ -3,7 +3,6 @@ and counts the resolvers whose questions it cannot see."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
@@ -160,7 +159,6 @@ def test_a_low_level_server_needs_the_tools_lifespan(
         assert "fix: give the Server lifespan=tools.lifespan" in out
 
 
-@pytest.mark.skipif(not importlib.util.find_spec("fastmcp"), reason="fastmcp not installed")
 @pytest.mark.parametrize(
     ("lifespan", "status"),
     [("", 1), (", lifespan=app_scope", 0), (", lifespan=mine | app_scope", 0)],

@@ -1,7 +1,6 @@
 """The seed's `delete_folder` story on every host, each through its own real in-memory client
 and on both protocol generations: the same tool, the same answers, the same results."""
 
-import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
@@ -20,8 +19,7 @@ from mcp import Client
 
 pytestmark = pytest.mark.anyio
 
-# fastmcp needs Python 3.11 or later; where it cannot be installed its host is not tested.
-HOSTS = ("MCPServer", "fastmcp") if importlib.util.find_spec("fastmcp") else ("MCPServer",)
+HOSTS = ("MCPServer", "fastmcp")
 
 
 @dataclass

@@ -160,8 +160,6 @@ SERVERS = {
 def test_resolved_written_above_the_registration_fails_at_import_with_the_fix(
     tmp_path: Path, host: str, register: str
 ) -> None:
-    if host == "fastmcp":
-        pytest.importorskip("fastmcp")
     server_import, server, facade = SERVERS[host]
     source = f"""
         from typing import Annotated
@@ -200,8 +198,6 @@ def test_resolved_written_above_the_registration_fails_at_import_with_the_fix(
 def test_resolved_forgotten_fails_at_import_naming_the_tool_and_the_fix(
     tmp_path: Path, host: str, register: str
 ) -> None:
-    if host == "fastmcp":
-        pytest.importorskip("fastmcp")
     server_import, server, _ = SERVERS[host]
     source = f"""
         from typing import Annotated
