@@ -13,7 +13,9 @@ from mcp_resolve import demo
 pytestmark = pytest.mark.xdist_group("demo")
 
 
-@pytest.fixture(scope="module")
+# Session, not module: xdist may hand this module's tests to its worker in two batches with
+# other modules between them, and a module fixture would run the demo (~40 s) again.
+@pytest.fixture(scope="session")
 def out() -> str:
     """What `mcp-resolve demo` prints: stdio and HTTP, both generations (one run, read by all)."""
     printed = io.StringIO()

@@ -1,6 +1,6 @@
 """The wheel is the product: built, checked, installed into a fresh venv, run outside the checkout.
 
-One module-scoped build (`python -m build`: the sdist, then the wheel built from it, so a file
+One build (`python -m build`: the sdist, then the wheel built from it, so a file
 the sdist forgets fails here), `twine check` on both, and a fresh venv with the wheel and
 its `mcp` extra installed (not editable). Every command then runs from a temporary folder
 with no path into the checkout, as a user's would.
@@ -49,7 +49,9 @@ def _run(*args: str, cwd: Path) -> str:
     return done.stdout
 
 
-@pytest.fixture(scope="module")
+# Session, not module: xdist may hand this module's tests to its worker in two batches, and
+# a module fixture would build and install again.
+@pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     base = tmp_path_factory.mktemp("wheel")
     dist, venv, home = base / "dist", base / "venv", base / "home"
