@@ -16,6 +16,9 @@ worker CLI), all on 127.0.0.1. The client is the SDK's `ClientSession` (inside f
    `input_required`, which is the enqueue, a worker's pick-up and the first leg; then
    `tasks/update`, and `tasks/get` polled until `completed`, the second leg). One worker.
    Each pair alternates which goes first; figures are medians with the IQR.
+   Each call of the resolved tool is also timed where it runs (`BENCH_SPENT`, see
+   benchmarks/tasks_app.py): mcp_resolve's own cost per leg and per round, apart from
+   fastmcp-tasks, Docket and Redis.
 2. Tasks completed per second with 1, 2 and 4 worker processes (concurrency 4 each): 8
    clients each running whole one-question tasks (create, wait, answer, wait) for a fixed
    time.
@@ -42,6 +45,7 @@ from pathlib import Path  # noqa: E402
 
 import anyio  # noqa: E402
 import mcp_types as types  # noqa: E402
+import redis.asyncio as aioredis  # noqa: E402
 import tasks_processes  # noqa: E402
 from fastmcp import Client  # noqa: E402
 from fastmcp_tasks.client_models import (  # noqa: E402
@@ -55,6 +59,7 @@ from fastmcp_tasks.client_models import (  # noqa: E402
 from redis_server import RedisServer  # noqa: E402
 
 APP = Path(HERE) / "tasks_app.py"
+SPENT = "bench-spent"
 ACCEPT = {"action": "accept", "content": {"ok": True}}
 
 
@@ -124,7 +129,28 @@ def ms(values: list[float]) -> str:
     return f"{statistics.median(values) * 1e3:7.1f} ms (IQR {q[0] * 1e3:.1f}..{q[2] * 1e3:.1f})"
 
 
-async def legs(url: str, pairs: int) -> None:
+def us(values: list[float]) -> str:
+    q = statistics.quantiles(values, n=4) if len(values) > 1 else [values[0]] * 3
+    return f"{statistics.median(values) * 1e6:7.0f} us (IQR {q[0] * 1e6:.0f}..{q[2] * 1e6:.0f})"
+
+
+async def spent(redis_url: str, tool: str, *, clear: bool = False) -> tuple[list[float], ...]:
+    """Seconds each call of `tool` spent in mcp_resolve, split into its first and second
+    calls of each pair (the question, then the answer), as the process that ran it timed them."""
+    client = aioredis.from_url(redis_url)
+    try:
+        key = f"{SPENT}:{tool}"
+        values = [int(v) / 1e9 for v in await client.lrange(key, 0, -1)]
+        if clear:
+            await client.delete(key)
+    finally:
+        await client.aclose()
+    if len(values) % 2:
+        raise WorkloadError(f"{tool}: {len(values)} timed calls, not pairs of question and answer")
+    return values[0::2], values[1::2]
+
+
+async def legs(url: str, pairs: int, redis_url: str) -> None:
     fg1: list[float] = []
     fg2: list[float] = []
     phases: list[list[float]] = [[], [], [], []]
@@ -132,6 +158,8 @@ async def legs(url: str, pairs: int) -> None:
         session = client.session
         await foreground(session, 0)
         await task(session, 0)  # warm both paths
+        for tool in ("ask_foreground", "ask_task"):
+            await spent(redis_url, tool, clear=True)
         for i in range(pairs):
             order = (foreground, task) if i % 2 == 0 else (task, foreground)
             for how in order:
@@ -153,6 +181,15 @@ async def legs(url: str, pairs: int) -> None:
     extra = [t - f for t, f in zip(whole_task, whole_fg, strict=True)]
     print(f"  whole call: foreground {ms(whole_fg)}, task {ms(whole_task)}")
     print(f"  extra of the task over the foreground call (per pair): {ms(extra)}")
+    fg_ask, fg_answer = await spent(redis_url, "ask_foreground")
+    leg_ask, leg_answer = await spent(redis_url, "ask_task")
+    if len(leg_ask) != pairs or len(fg_ask) != pairs:
+        raise WorkloadError(f"timed {len(leg_ask)} tasks, {len(fg_ask)} foreground calls")
+    print("  in mcp_resolve (timed in the process that ran it):")
+    print(f"    foreground round 1 {us(fg_ask)}, round 2 {us(fg_answer)}")
+    print(f"    task leg 1         {us(leg_ask)}, leg 2   {us(leg_answer)}")
+    share = [(a + b) / w for a, b, w in zip(leg_ask, leg_answer, whole_task, strict=True)]
+    print(f"    both legs' share of the whole task: {statistics.median(share) * 100:.2f}%")
 
 
 async def throughput(url: str, seconds: float, clients: int = 8) -> float:
@@ -182,13 +219,13 @@ def main() -> None:
     print(f"tasks benchmark: {os.cpu_count()} cores, load average {loads}")
     redis = RedisServer()
     redis.start()
-    env = tasks_processes.environment(redis.url, "bench-" + uuid.uuid4().hex[:8])
+    env = tasks_processes.environment(redis.url, "bench-" + uuid.uuid4().hex[:8], BENCH_SPENT=SPENT)
     front, url = tasks_processes.front(env, APP)
     workers: list[tasks_processes.Process] = []
     try:
         workers.append(tasks_processes.worker(env, 4, APP))
         print("1. one question: foreground rounds against task legs (one worker, local Redis)")
-        anyio.run(legs, url, 5 if quick else 40)
+        anyio.run(legs, url, 5 if quick else 40, redis.url)
         print("2. tasks completed per second, 8 clients, one-question tasks")
         for count in (1, 2, 4):
             while len(workers) < count:
