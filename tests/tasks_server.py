@@ -100,6 +100,35 @@ async def summary(env: str) -> Sample:
     )
 
 
+async def summary_or_none(env: str) -> Sample:
+    """A client that cannot sample gets the `fallback=`, in a task's leg as anywhere."""
+    return Sample(
+        [types.SamplingMessage(role="user", content=types.TextContent(type="text", text=env))],
+        max_tokens=50,
+        fallback=types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text="no summary"), model="-"
+        ),
+    )
+
+
+@app.tool(task=TASK)
+@resolved
+async def summarise(
+    env: str, text: Annotated[types.CreateMessageResult, Resolve(summary_or_none)]
+) -> str:
+    """Asks the client's LLM, or takes the fallback when the client cannot sample."""
+    return text.content.text if isinstance(text.content, types.TextContent) else "?"
+
+
+@app.tool(task=TASK)
+@resolved
+async def summarise_or_fail(
+    env: str, text: Annotated[types.CreateMessageResult, Resolve(summary)]
+) -> str:
+    """Asks the client's LLM, with no fallback."""
+    return text.content.text if isinstance(text.content, types.TextContent) else "?"
+
+
 async def roots() -> ListRoots:
     return ListRoots()
 

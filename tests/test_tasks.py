@@ -20,6 +20,16 @@ from fastmcp_tasks.client_models import UpdateTaskRequest, UpdateTaskRequestPara
 pytestmark = pytest.mark.anyio
 
 
+async def by_hand(*args: Any) -> Any:
+    """Declares the capability; these tests answer with `tasks/update` themselves."""
+    raise AssertionError("a question reached the client's handler")
+
+
+# What the client declares decides what a leg may ask it (ResolvingTasks records it).
+FORMS: dict[str, Any] = {"elicitation_handler": by_hand}
+EVERYTHING: dict[str, Any] = {**FORMS, "sampling_handler": by_hand, "roots": ["file:///srv/app"]}
+
+
 async def update(client: Client, task_id: str, responses: dict[str, Any]) -> None:
     """`tasks/update` as the SDK's raw request: the answers keyed as `tasks/get` showed them."""
     request = UpdateTaskRequest(
@@ -29,7 +39,7 @@ async def update(client: Client, task_id: str, responses: dict[str, Any]) -> Non
 
 
 async def test_a_question_is_the_tasks_input_required_status_and_update_resumes_it() -> None:
-    async with Client(tasks_server.app) as client:
+    async with Client(tasks_server.app, **FORMS) as client:
         task = await call_tool_task(client, "deploy", {"env": "prod"})
         parked = await task.wait(state="input_required", timeout=30)
         ((key, request),) = (parked.input_requests or {}).items()
@@ -49,7 +59,7 @@ async def test_a_question_is_the_tasks_input_required_status_and_update_resumes_
 
 
 async def test_a_decline_reaches_the_tool_as_a_tool_error_naming_the_resolver() -> None:
-    async with Client(tasks_server.app) as client:
+    async with Client(tasks_server.app, **FORMS) as client:
         task = await call_tool_task(client, "deploy", {"env": "prod"})
         parked = await task.wait(state="input_required", timeout=30)
         (key,) = parked.input_requests or {}
@@ -65,7 +75,7 @@ async def test_a_decline_reaches_the_tool_as_a_tool_error_naming_the_resolver() 
 
 
 async def test_every_kind_of_question_goes_out_in_one_leg_and_each_answer_is_used() -> None:
-    async with Client(tasks_server.app) as client:
+    async with Client(tasks_server.app, **EVERYTHING) as client:
         task = await call_tool_task(client, "every_kind", {"env": "prod"})
         parked = await task.wait(state="input_required", timeout=30)
         requests = parked.input_requests or {}
@@ -94,7 +104,7 @@ async def test_every_kind_of_question_goes_out_in_one_leg_and_each_answer_is_use
 
 
 async def test_answers_given_one_at_a_time_resume_the_task_once_all_are_in() -> None:
-    async with Client(tasks_server.app) as client:
+    async with Client(tasks_server.app, **EVERYTHING) as client:
         task = await call_tool_task(client, "every_kind", {"env": "dev"})
         parked = await task.wait(state="input_required", timeout=30)
         requests = dict(parked.input_requests or {})
@@ -172,7 +182,7 @@ async def test_a_consented_url_question_that_waits_resumes_when_complete_is_call
     from mcp_resolve.fastmcp import complete
 
     tasks_server.PAID.discard("o1")
-    async with Client(tasks_server.app) as client:
+    async with Client(tasks_server.app, **FORMS) as client:
         task = await call_tool_task(client, "pay", {"order": "o1"})
         parked = await task.wait(state="input_required", timeout=30)
         ((key, request),) = (parked.input_requests or {}).items()
@@ -191,7 +201,7 @@ async def test_a_consented_step_nobody_completes_in_time_ends_the_task_with_the_
     None
 ):
     tasks_server.PAID.discard("o3")
-    async with Client(tasks_server.app) as client:
+    async with Client(tasks_server.app, **FORMS) as client:
         task = await call_tool_task(client, "pay", {"order": "o3", "within": 1})
         parked = await task.wait(state="input_required", timeout=30)
         ((key, _),) = (parked.input_requests or {}).items()
@@ -209,7 +219,7 @@ async def test_a_consented_step_nobody_completes_in_time_ends_the_task_with_the_
 
 async def test_a_consented_step_without_an_id_is_checked_again_until_it_is_done() -> None:
     tasks_server.SIGNED.discard("c1")
-    async with Client(tasks_server.app) as client:
+    async with Client(tasks_server.app, **FORMS) as client:
         task = await call_tool_task(client, "sign", {"order": "c1"})
         parked = await task.wait(state="input_required", timeout=30)
         ((key, request),) = (parked.input_requests or {}).items()
@@ -221,3 +231,28 @@ async def test_a_consented_step_without_an_id_is_checked_again_until_it_is_done(
         done = await task.wait(timeout=30)
     assert done.status == "completed"
     assert [c["text"] for c in (done.result or {})["content"]] == ["signed c1"]
+
+
+async def test_a_leg_gives_a_client_that_cannot_sample_the_fallback_instead_of_asking() -> None:
+    async with Client(tasks_server.app, **FORMS) as client:  # forms, but no sampling
+        task = await call_tool_task(client, "summarise", {"env": "prod"})
+        done = await task.wait(timeout=30)
+    assert done.status == "completed"  # never input_required: the leg knew what it can ask
+    assert [c["text"] for c in (done.result or {})["content"]] == ["no summary"]
+
+
+async def test_a_leg_refuses_a_question_the_client_cannot_answer_and_has_no_fallback() -> None:
+    async with Client(tasks_server.app, **FORMS) as client:
+        task = await call_tool_task(client, "summarise_or_fail", {"env": "prod"})
+        done = await task.wait(timeout=30)
+    assert done.status == "failed", done
+    assert "sampling capability" in (done.status_message or ""), done
+
+
+async def test_a_client_that_can_sample_is_asked_in_the_leg() -> None:
+    async with Client(tasks_server.app, **EVERYTHING) as client:
+        task = await call_tool_task(client, "summarise", {"env": "prod"})
+        parked = await task.wait(state="input_required", timeout=30)
+    assert [r["method"] for r in (parked.input_requests or {}).values()] == [
+        "sampling/createMessage"
+    ]

@@ -123,7 +123,7 @@ async def test_a_leg_waiting_for_a_payment_resumes_when_another_process_complete
 ) -> None:
     deployment["worker"]()
     order = "o-" + uuid.uuid4().hex[:8]
-    async with Client(deployment["url"]) as client:
+    async with Client(deployment["url"], elicitation_handler=approve) as client:
         task = await call_tool_task(client, "pay", {"order": order})
         parked = await task.wait(state="input_required", timeout=60)
         ((key, request),) = (parked.input_requests or {}).items()

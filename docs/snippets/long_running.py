@@ -14,7 +14,6 @@ import mcp_types as types
 from fastmcp import Client, FastMCP
 from fastmcp.utilities.tasks import TaskConfig
 from fastmcp_tasks.client import call_tool_task
-from fastmcp_tasks.client_models import UpdateTaskRequest, UpdateTaskRequestParams
 from pydantic import BaseModel
 
 from mcp_resolve import Elicit, Resolve
@@ -59,21 +58,25 @@ async def deploy(
     return f"{image} released"
 
 
+async def release_manager(message: str, response_type: Any, params: Any, context: Any) -> Any:
+    """The person the client asks (here, one who approves). A handler also declares that
+    the client answers forms and URL questions: a leg asks it nothing else."""
+    return {"approve": True}
+
+
 async def main() -> dict[str, Any]:
-    async with Client(app) as client:
+    async with Client(app, elicitation_handler=release_manager) as client:
         task = await call_tool_task(client, "deploy", {"service": "billing"})
         parked = await task.wait(state="input_required", timeout=30)
-        ((key, request),) = (parked.input_requests or {}).items()
-        answer = {key: {"action": "accept", "content": {"approve": True}}}
-        update = UpdateTaskRequestParams(task_id=task.task_id, input_responses=answer)
-        await client.session.send_request(UpdateTaskRequest(params=update), types.Result)
-        done = await task.wait(timeout=30)
+        (request,) = (parked.input_requests or {}).values()
+        result = await task.result()  # asks release_manager, sends tasks/update, polls
+        done = await task.status()
     return {
         "created": task.create_result.status,
         "waiting": {"status": parked.status, "asks": request["params"]["message"]},
         "finished": {
             "status": done.status,
-            "result": [c["text"] for c in (done.result or {})["content"]],
+            "result": [c.text for c in result.content if isinstance(c, types.TextContent)],
         },
     }
 

@@ -90,12 +90,8 @@ class _Host(WrappedFunction):
                 raise
 
         conn = _connection(ctx, self.flow.app_scoped)
-        if (
-            task_legs.carrier is not None
-            and is_leg(conn)
-            and getattr(self.wrapper, task_legs.ASKS_FIRST, False)
-        ):
-            await task_legs.carrier(conn, ctx)
+        if task_legs.prepare is not None and is_leg(conn):
+            await task_legs.prepare(conn, ctx, getattr(self.wrapper, task_legs.ASKS_FIRST, False))
         try:
             result = await self.flow.run(conn, arguments, body)
             if isinstance(result, task_legs.Escalation):

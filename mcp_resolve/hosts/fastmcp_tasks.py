@@ -1,17 +1,24 @@
-"""fastmcp-tasks' `TasksExtension` with one more way in: ask first, then become a task.
+"""fastmcp-tasks' `TasksExtension`, plus what a resolved task needs from the call that made it.
 
 A resolved tool registered with `task=True` already runs as a task under the plain
 `TasksExtension`: its questions become the task's `input_required` status (`task_legs`).
-`ResolvingTasks` adds SEP-2663's MRTR composition for tools marked `@asks_first`: the
-questions are asked in ordinary 2026-07-28 rounds (the client answers by retrying
-`tools/call`), and the round on which the resolvers have every answer returns a
-`CreateTaskResult` instead of running the body. The answers go into the task: its first
-leg starts from the state that records them, so no resolver asks again and nothing the user
-said is lost.
+`ResolvingTasks` adds two things, both written to Redis beside the task when the front
+creates it, and read back by each leg on whichever worker runs it (`task_legs.prepare`):
 
-fastmcp-tasks mints the task id when it enqueues the first leg, so the state can only be
-written after that; the first leg of a tool made this way waits for it (`CARRY_WAIT`
-seconds at most, a few milliseconds in practice), on whichever worker runs the leg.
+- **what the client declared** (its capabilities on the call that made the task): a leg
+  has no request of its own, and without this it would ask a client for what it cannot
+  give (sampling, say) and leave its task stuck at `input_required`. With it, such a
+  question takes its `fallback=` or fails the task with the -32021 refusal, as in a
+  foreground round;
+- **the answers of foreground rounds**, for tools marked `@asks_first` (SEP-2663's MRTR
+  composition): the questions are asked in ordinary 2026-07-28 rounds (the client answers
+  by retrying `tools/call`), and the round on which the resolvers have every answer
+  returns a `CreateTaskResult` instead of running the body. The task's first leg starts
+  from the state that records those answers, so no resolver asks again.
+
+fastmcp-tasks mints the task id when it enqueues the first leg, so both can only be
+written after that; a task's first leg waits for them (`CARRY_WAIT` seconds at most, a few
+milliseconds in practice). A later leg finds them at once.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import anyio
+import mcp_types as types
 from fastmcp.exceptions import NotFoundError
 from fastmcp.server.context import Context
 from fastmcp.server.dependencies import _is_client_tool_call
@@ -29,6 +37,7 @@ from fastmcp_tasks import TasksExtension
 from fastmcp_tasks.context import get_task_context, get_task_leg_number
 from fastmcp_tasks.creation import create_task
 from fastmcp_tasks.dependencies import _current_docket
+from fastmcp_tasks.models import CreateTaskResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from . import task_legs
@@ -39,7 +48,8 @@ logger = logging.getLogger("mcp_resolve")
 
 F = TypeVar("F", bound=Callable[..., Any])
 CARRY_WAIT = 5.0  # fastmcp-tasks' own bound on making a new task durable
-CARRY_TTL = 3600  # as long as fastmcp-tasks keeps a task's input state
+CARRY_TTL = 3600  # at least; a task that lives longer keeps them as long as it lives
+_POLL = 0.01
 
 
 def asks_first(fn: F) -> F:
@@ -55,12 +65,13 @@ def asks_first(fn: F) -> F:
     return fn
 
 
-def _carry_key(docket: Any, task_id: str) -> str:
-    return str(docket.key(f"mcp_resolve:carried:{task_id}"))
+def _key(docket: Any, what: str, task_id: str) -> str:
+    return str(docket.key(f"mcp_resolve:{what}:{task_id}"))
 
 
 class ResolvingTasks(TasksExtension):
-    """`TasksExtension`, plus foreground questions before the task for `@asks_first` tools.
+    """`TasksExtension`, plus the client's capabilities in every leg of a resolved task and
+    foreground questions before the task for `@asks_first` tools.
 
     Takes the same arguments; register it in place of `TasksExtension`
     (`app.add_extension(ResolvingTasks(url=...))`) on the server and so on its workers.
@@ -68,20 +79,25 @@ class ResolvingTasks(TasksExtension):
 
     def __init__(self, **settings: Any) -> None:
         super().__init__(**settings)
-        task_legs.carrier = _carried_into_first_leg
+        task_legs.prepare = _prepare_leg
 
     async def intercept_tool_call(
         self, params: Any, context: Context, call_next: Callable[[], Any]
     ) -> Any:
-        tool = await _asking_first(params.name, context)
+        tool = await _resolved_task_tool(params.name, context)
+        if tool is None:
+            return await super().intercept_tool_call(params, context, call_next)
         rc = context.request_context
         opted_in = (
             rc is not None
             and rc.protocol_version in MODERN_PROTOCOL_VERSIONS
             and context.client_extension_settings(TASKS_EXTENSION_ID) is not None
         )
-        if tool is None or not opted_in or not _is_client_tool_call():
-            return await super().intercept_tool_call(params, context, call_next)
+        if not getattr(tool.fn, ASKS_FIRST, False) or not opted_in or not _is_client_tool_call():
+            outcome = await super().intercept_tool_call(params, context, call_next)
+            if isinstance(outcome, CreateTaskResult):
+                await _record(context, outcome, None)
+            return outcome
         escalation = Escalation()
         token = ESCALATING.set(escalation)
         try:
@@ -91,44 +107,83 @@ class ResolvingTasks(TasksExtension):
         if escalation.state is None:
             return outcome
         created = await create_task(tool, params.arguments, context)
-        docket: Any = context.fastmcp._docket or _current_docket.get()
-        async with docket.redis() as redis:
-            await redis.set(_carry_key(docket, created.task_id), escalation.state, ex=CARRY_TTL)
+        await _record(context, created, escalation.state)
         return created
 
 
-async def _asking_first(name: str, context: Context) -> Any:
+async def _resolved_task_tool(name: str, context: Context) -> Any:
     try:
         tool = await context.fastmcp.get_tool(name)
     except NotFoundError:
         return None
     fn = getattr(tool, "fn", None)
-    if tool is None or not tool.task_config.supports_tasks() or not getattr(fn, ASKS_FIRST, 0):
+    if tool is None or not tool.task_config.supports_tasks():
         return None
-    return tool
+    return tool if getattr(fn, "__mcp_resolve_graph__", None) is not None else None
 
 
-async def _carried_into_first_leg(conn: Connection, ctx: Any) -> None:
-    """The first leg of an `@asks_first` task starts from what its foreground rounds carried."""
+async def _record(context: Context, created: CreateTaskResult, state: str | None) -> None:
+    """Beside the new task: what the client declared and, for `@asks_first`, the state its
+    rounds carried. The declaration is written last: a leg that sees it sees both."""
+    docket: Any = context.fastmcp._docket or _current_docket.get()
+    rc = context.request_context
+    declared = getattr(rc.session, "client_capabilities", None) if rc is not None else None
+    if not isinstance(declared, types.ClientCapabilities):
+        declared = types.ClientCapabilities()  # declared nothing: can be asked nothing
+    ttl = max(CARRY_TTL, int((created.ttl_ms or 0) / 1000) + 60)
+    task_id = created.task_id
+    async with docket.redis() as redis:
+        if state is not None:
+            await redis.set(_key(docket, "carried", task_id), state, ex=ttl)
+        await redis.set(
+            _key(docket, "declared", task_id),
+            declared.model_dump_json(by_alias=True, exclude_none=True),
+            ex=ttl,
+        )
+
+
+async def _prepare_leg(conn: Connection, ctx: Any, asks_first: bool) -> None:
+    """A leg of a resolved task starts with what the front recorded when it made the task."""
     task = get_task_context()
-    if task is None or get_task_leg_number() != 1 or conn.request_state is not None:
-        return
     server = getattr(ctx, "fastmcp", None)
     docket: Any = getattr(server, "_docket", None) or _current_docket.get()
-    if docket is None:
+    if task is None or docket is None:
         return
-    key = _carry_key(docket, task.task_id)
-    with anyio.move_on_after(CARRY_WAIT):
+    first = get_task_leg_number() == 1
+    declared = await _read(docket, _key(docket, "declared", task.task_id), first)
+    if declared is None:
+        logger.warning(
+            "Task %s: no record of what its client declared (is the front's extension "
+            "ResolvingTasks?); its questions assume the client can answer any",
+            task.task_id,
+        )
+        return
+    conn.session.client_capabilities = types.ClientCapabilities.model_validate_json(declared)
+    if asks_first and first and conn.request_state is None:
+        key = _key(docket, "carried", task.task_id)
+        async with docket.redis() as redis:  # (Docket's memory backend has no GETDEL)
+            state = await redis.get(key)
+            await redis.delete(key)
+        if state is None:
+            logger.warning(
+                "Task %s: the answers of its foreground rounds never arrived", task.task_id
+            )
+            return
+        conn.request_state = state.decode() if isinstance(state, bytes) else state
+
+
+async def _read(docket: Any, key: str, wait: bool) -> str | None:
+    """The value at `key`; in a first leg, waited for while the front writes it."""
+    with anyio.move_on_after(CARRY_WAIT if wait else None):
         while True:
-            async with docket.redis() as redis:  # (Docket's memory backend has no GETDEL)
-                state = await redis.get(key)
-                if state is not None:
-                    await redis.delete(key)
-            if state is not None:
-                conn.request_state = state.decode() if isinstance(state, bytes) else state
-                return
-            await anyio.sleep(0.01)
-    logger.warning("Task %s: the answers of its foreground rounds never arrived", task.task_id)
+            async with docket.redis() as redis:
+                value = await redis.get(key)
+            if value is not None:
+                return value.decode() if isinstance(value, bytes) else str(value)
+            if not wait:
+                return None
+            await anyio.sleep(_POLL)
+    return None
 
 
 __all__ = ["CARRY_WAIT", "ResolvingTasks", "asks_first"]

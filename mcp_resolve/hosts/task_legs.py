@@ -12,9 +12,12 @@ a consent to a URL step that waits held in its leg until `complete()` (`held`), 
 2026-07-28 retry is: the task reads `working` meanwhile.
 
 The leg has no MCP request: its session stands for a client that answers through
-`tasks/update`. Whatever can go into a task's `inputRequests` can be asked (form and URL
-elicitation, sampling, roots); a client that cannot answer one fails its own task, as
-SEP-2663 leaves it. The state stays on the server (in Redis), so nobody seals it.
+`tasks/update`. With `ResolvingTasks` on the server, the front records what the client
+declared when it created the task, and each leg reads it back (`prepare`): a question the
+client cannot answer takes its `fallback=` or fails the task, as in a foreground round.
+Without it (fastmcp-tasks' plain `TasksExtension`) a leg assumes that the client can
+answer whatever `inputRequests` can carry. The state stays on the server (in Redis), so
+nobody seals it.
 """
 
 from __future__ import annotations
@@ -44,11 +47,11 @@ class TaskClient:
     mid-call (there is no channel back to the client from a worker)."""
 
     can_send_request = False
-    client_capabilities = TASK_CAPABILITIES
     protocol_version = MODERN
 
     def __init__(self, task_id: str) -> None:
         self.task_id = task_id
+        self.client_capabilities: types.ClientCapabilities = TASK_CAPABILITIES
 
 
 class _Leg:
@@ -95,10 +98,11 @@ ESCALATING: ContextVar[Escalation | None] = ContextVar("mcp_resolve_escalating",
 
 ASKS_FIRST = "__mcp_resolve_asks_first__"  # on the wrapper of an `@asks_first` tool
 
-Carrier = Callable[[Connection, Any], Awaitable[None]]
-carrier: Carrier | None = None
-"""Set by the tasks extension: gives a task's first leg the state its foreground rounds
-carried into it."""
+Preparer = Callable[[Connection, Any, bool], Awaitable[None]]
+prepare: Preparer | None = None
+"""Set by the tasks extension (`ResolvingTasks`): gives a leg what the front recorded when
+it created the task (the client's declared capabilities; for an `@asks_first` tool,
+whose flag is the third argument, the state its foreground rounds carried into it)."""
 
 
 def is_leg(conn: Connection) -> bool:
