@@ -1,12 +1,17 @@
 """Run the official MCP conformance suite's server scenarios against tests/conformance/server.py.
 
 `make conformance` installs the suite (both lines, pinned) and a Node 22 into .conformance/
-and calls this. Four runs, two at a time, each against its own server process:
+and calls this. Five runs, two at a time, each against its own server process:
 
 - stable line, every legacy scenario (`--suite all`);
 - alpha line, its active scenarios at the legacy protocol it defaults to;
 - alpha line, `--suite draft` (the 2026-07-28 scenarios);
-- alpha line, its active scenarios at `--spec-version 2026-07-28`.
+- alpha line, its active scenarios at `--spec-version 2026-07-28`;
+- alpha line, `--requirements 2026-07-28`, against tests/conformance/tasks_server.py
+  (fastmcp + fastmcp-tasks).
+
+`--run TEXT` keeps only the runs whose label contains TEXT (`--run fastmcp-tasks`: the
+fifth), `--scenario NAME` only that scenario in each run kept.
 
 A scenario run passes when none of its checks failed or warned (`--lenient`: warnings
 pass); the few warnings in `ACCEPTED` are shown, with why they are not ours to fix. Prints
@@ -158,11 +163,20 @@ def main() -> int:
     parser.add_argument("--node", required=True, help="a node >= 22")
     parser.add_argument("--suites", required=True, type=Path, help="folder of the two lines")
     parser.add_argument("--scenario", help="run only this scenario")
+    parser.add_argument(
+        "--run",
+        metavar="TEXT",
+        help="only the runs whose label contains TEXT (e.g. fastmcp-tasks: the fifth run)",
+    )
     parser.add_argument("--lenient", action="store_true", help="warnings do not fail")
     parser.add_argument("--keep", type=Path, help="keep each scenario's checks.json here")
     options = parser.parse_args()
     if not options.lenient:
         BAD.add("WARNING")
+    runs = [run for run in RUNS if options.run is None or options.run in run.label]
+    if not runs:
+        labels = "; ".join(run.label for run in RUNS)
+        parser.error(f"--run {options.run!r} matches no run (the runs: {labels})")
     started = time.monotonic()
     jobs = int(os.environ.get("CONFORMANCE_JOBS", "2"))
     if options.keep is not None:
@@ -178,7 +192,7 @@ def main() -> int:
                 lambda run: run_one(
                     run, options.node, options.suites, Path(scratch), options.scenario
                 ),
-                RUNS,
+                runs,
             )
         )
     passed = failed = 0

@@ -1,11 +1,14 @@
-"""The suite's tasks fixtures on fastmcp + fastmcp-tasks, every question from a resolver.
+"""The suite's 2026-07-28 requirements on fastmcp + fastmcp-tasks, every question from a resolver.
 
 `make conformance` runs the alpha line with `--requirements 2026-07-28` against this server
-(tests/conformance/run.py). It serves the tools the `tasks-*` scenarios name; the other
-scenarios of that selection name fixtures only tests/conformance/server.py (MCPServer) has,
-and run there (see tests/conformance/expected-failures-tasks.txt). Docket runs on its memory
-backend with the server's own worker: the suite checks the wire, the worker processes are
-tested in tests/test_tasks_workers.py.
+(tests/conformance/run.py): what that revision requires, the tasks extension's scenarios
+included. This module serves the tools the `tasks-*` scenarios name; tasks_fixtures.py adds
+the fixtures of the other scenarios of that selection (content tools, prompts, resources, a
+completion handler, and the `input-required-result-*` tools and prompt, whose questions come
+from resolvers under `mcp_resolve.fastmcp.resolved`), the same ones tests/conformance/server.py
+serves on MCPServer. Every scenario of the run passes (expected-failures-tasks.txt is empty).
+Docket runs on its memory backend with the server's own worker: the suite checks the wire,
+the worker processes are tested in tests/test_tasks_workers.py.
 
 Run it alone with `python tests/conformance/tasks_server.py --port 3002`.
 """
@@ -25,12 +28,15 @@ from fastmcp.utilities.tasks import TaskConfig
 from fastmcp_tasks import TasksExtension
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
+from tasks_fixtures import serve
 
 from mcp_resolve import Elicit, Resolve
 from mcp_resolve.fastmcp import resolved
 from mcp_resolve.tasks import ResolvingTasks, asks_first
 
-app = FastMCP("mcp-resolve-tasks-conformance")
+# fastmcp inlines `$ref`s and drops `$defs` from listed schemas unless told not to; the
+# json-schema-2020-12 scenario checks that a tool's schema reaches the client as written.
+app = FastMCP("mcp-resolve-tasks-conformance", dereference_schemas=False)
 # The baseline: MCP_RESOLVE_PLAIN_TASKS=1 serves the same tools with fastmcp-tasks' own
 # extension (no foreground questions before the task), as docs/dev/conformance.md reports.
 app.add_extension(
@@ -122,11 +128,21 @@ async def test_tool_with_task(user: Annotated[Name, Resolve(ask_name, key="user_
     return f"Hello, {user.name}, from a task"
 
 
+serve(app)  # the other scenarios' tools, prompts and resources: tasks_fixtures.py
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--port", type=int, default=3002)
     options = parser.parse_args()
-    app.run(transport="http", host="127.0.0.1", port=options.port, show_banner=False)
+    # fastmcp's Host/Origin guard is off unless asked for (dns-rebinding-protection).
+    app.run(
+        transport="http",
+        host="127.0.0.1",
+        port=options.port,
+        show_banner=False,
+        host_origin_protection=True,
+    )
 
 
 if __name__ == "__main__":
