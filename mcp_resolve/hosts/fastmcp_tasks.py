@@ -24,6 +24,7 @@ milliseconds in practice). A later leg finds them at once.
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -50,6 +51,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 CARRY_WAIT = 5.0  # fastmcp-tasks' own bound on making a new task durable
 CARRY_TTL = 3600  # at least; a task that lives longer keeps them as long as it lives
 _POLL = 0.01
+_DECLARED: OrderedDict[str, types.ClientCapabilities] = OrderedDict()  # by task id, this worker
+_DECLARED_AT_MOST = 4096
 
 
 def asks_first(fn: F) -> F:
@@ -150,15 +153,20 @@ async def _prepare_leg(conn: Connection, ctx: Any, asks_first: bool) -> None:
     if task is None or docket is None:
         return
     first = get_task_leg_number() == 1
-    declared = await _read(docket, _key(docket, "declared", task.task_id), first)
+    declared = _DECLARED.get(task.task_id)  # a task's client never changes what it declared
     if declared is None:
-        logger.warning(
-            "Task %s: no record of what its client declared (is the front's extension "
-            "ResolvingTasks?); its questions assume the client can answer any",
-            task.task_id,
-        )
-        return
-    conn.session.client_capabilities = types.ClientCapabilities.model_validate_json(declared)
+        recorded = await _read(docket, _key(docket, "declared", task.task_id), first)
+        if recorded is None:
+            logger.warning(
+                "Task %s: no record of what its client declared (is the front's extension "
+                "ResolvingTasks?); its questions assume the client can answer any",
+                task.task_id,
+            )
+            return
+        declared = _DECLARED[task.task_id] = types.ClientCapabilities.model_validate_json(recorded)
+        while len(_DECLARED) > _DECLARED_AT_MOST:
+            _DECLARED.popitem(last=False)
+    conn.session.client_capabilities = declared
     if asks_first and first and conn.request_state is None:
         key = _key(docket, "carried", task.task_id)
         async with docket.redis() as redis:  # (Docket's memory backend has no GETDEL)
