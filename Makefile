@@ -33,9 +33,10 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/mcp-resolve demo $(ARGS)
 
-# The suite on both cores (pytest-xdist; a module that builds something once runs on one worker,
-# see xdist_group), the slowest tests listed at the end.
-PYTEST := -m pytest -n auto --dist loadgroup --durations=15
+# The suite on both cores (pytest-xdist), each test file on one worker (`loadfile`: a module
+# that builds something once, the demo's run or the wheel, builds it once), the slowest tests
+# listed at the end. (Not `loadgroup`: on pytest 9.2 it no longer groups, pytest-xdist#1386.)
+PYTEST := -m pytest -n auto --dist loadfile --durations=15
 
 test: $(STAMP) redis-server haproxy
 	$(BIN)/python $(PYTEST)

@@ -202,9 +202,10 @@ async def main() -> None:
     redis = RedisServer()
     redis.start()
     try:
-        with tempfile.TemporaryDirectory() as paid, workers(
-            redis.url, Path(paid), HELD_TIMEOUT="600"
-        ) as (a, b):
+        with (
+            tempfile.TemporaryDirectory() as paid,
+            workers(redis.url, Path(paid), HELD_TIMEOUT="600") as (a, b),
+        ):
             modes = options.modes.split(",")
             found: dict[str, list[dict[str, Any]]] = {mode: [] for mode in modes}
             for repeat in range(options.repeats):

@@ -9,13 +9,10 @@ from mcp import Client, StdioServerParameters
 
 from mcp_resolve import demo
 
-# One run of the demo for the module: its tests stay on one xdist worker (`make test` runs two).
-pytestmark = pytest.mark.xdist_group("demo")
+# One run of the demo for the module: `make test` keeps each file on one xdist worker.
 
 
-# Session, not module: xdist may hand this module's tests to its worker in two batches with
-# other modules between them, and a module fixture would run the demo (~40 s) again.
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def out() -> str:
     """What `mcp-resolve demo` prints: stdio and HTTP, both generations (one run, read by all)."""
     printed = io.StringIO()

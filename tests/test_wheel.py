@@ -1,6 +1,6 @@
 """The wheel is the product: built, checked, installed into a fresh venv, run outside the checkout.
 
-One build (`python -m build`: the sdist, then the wheel built from it, so a file
+One module-scoped build (`python -m build`: the sdist, then the wheel built from it, so a file
 the sdist forgets fails here), `twine check` on both, and a fresh venv with the wheel and
 its `mcp` extra installed (not editable). Every command then runs from a temporary folder
 with no path into the checkout, as a user's would.
@@ -21,8 +21,8 @@ from mcp import Client, StdioServerParameters
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# One build for the module: its tests stay on one xdist worker (`make test` runs two).
-pytestmark = [pytest.mark.wheel, pytest.mark.xdist_group("wheel")]
+# One build for the module: `make test` keeps each file on one xdist worker (`loadfile`).
+pytestmark = pytest.mark.wheel
 
 
 @dataclass(frozen=True)
@@ -49,9 +49,7 @@ def _run(*args: str, cwd: Path) -> str:
     return done.stdout
 
 
-# Session, not module: xdist may hand this module's tests to its worker in two batches, and
-# a module fixture would build and install again.
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     base = tmp_path_factory.mktemp("wheel")
     dist, venv, home = base / "dist", base / "venv", base / "home"

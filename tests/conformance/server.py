@@ -25,22 +25,36 @@ from mcp.server.mcpserver.prompts.base import UserMessage
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.streamable_http import EventCallback, EventId, EventMessage, EventStore, StreamId
 from pydantic import BaseModel, Field
+from shared import (
+    JSON_SCHEMA,
+    PNG,
+    WAV,
+    Color,
+    Name,
+    Ok,
+    PromptContext,
+    ask_capital,
+    ask_confirmation,
+    ask_greeting,
+    ask_name,
+    ask_prompt_context,
+    ask_roots,
+    ask_step1,
+    ask_step2,
+    ask_what_the_client_can_answer,
+    embedded,
+    said,
+    sample,
+)
 
 from mcp_resolve import (
     AcceptedElicitation,
     Elicit,
     ElicitationResult,
-    ListRoots,
     Resolve,
     Sample,
 )
 from mcp_resolve.mcp import ResolvingMCPServer
-
-PNG = (  # a 1x1 pixel
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ"
-    "AAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
-)
-WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 
 
 def json_schema_2020_12_tool(
@@ -57,40 +71,13 @@ def json_schema_2020_12_tool(
 # A signature cannot say `$schema`, `$anchor`, `if`/`then`/`else`: this tool's input schema
 # is given whole, as the json-schema-2020-12 scenario lists it.
 JSON_SCHEMA_TOOL = Tool.from_function(json_schema_2020_12_tool, structured_output=False)
-JSON_SCHEMA_TOOL.parameters = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "$defs": {
-        "address": {
-            "$anchor": "addressDef",
-            "type": "object",
-            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
-        }
-    },
-    "properties": {
-        "name": {"type": "string"},
-        "address": {"$ref": "#/$defs/address"},
-        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
-        "phone": {"type": "string"},
-        "email": {"type": "string"},
-    },
-    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
-    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
-    "then": {"required": ["phone"]},
-    "else": {"required": ["email"]},
-    "additionalProperties": False,
-}
+JSON_SCHEMA_TOOL.parameters = JSON_SCHEMA
 
 server = ResolvingMCPServer("mcp-resolve-conformance", version="1.0.0", tools=[JSON_SCHEMA_TOOL])
 
 
 def text(value: str) -> types.TextContent:
     return types.TextContent(type="text", text=value)
-
-
-def embedded(uri: str, body: str, mime_type: str = "text/plain") -> types.EmbeddedResource:
-    contents = types.TextResourceContents(uri=uri, mime_type=mime_type, text=body)
-    return types.EmbeddedResource(type="resource", resource=contents)
 
 
 def outcome(result: ElicitationResult[Any]) -> str:
@@ -294,42 +281,6 @@ async def test_elicitation_sep1330_enums(
     return f"Elicitation completed: {outcome(answer)}"
 
 
-class Name(BaseModel):
-    name: str
-
-
-class Ok(BaseModel):
-    ok: bool
-
-
-class Color(BaseModel):
-    color: str
-
-
-class PromptContext(BaseModel):
-    context: str
-
-
-def ask_name() -> Elicit[Name]:
-    return Elicit("What is your name?", Name)
-
-
-def ask_confirmation() -> Elicit[Ok]:
-    return Elicit("Please confirm", Ok)
-
-
-def ask_step1() -> Elicit[Name]:
-    return Elicit("Step 1: What is your name?", Name)
-
-
-def ask_step2(step1: Annotated[Name, Resolve(ask_step1, key="step1")]) -> Elicit[Color]:
-    return Elicit("Step 2: What is your favorite color?", Color)
-
-
-def ask_prompt_context() -> Elicit[PromptContext]:
-    return Elicit("What context should the prompt use?", PromptContext)
-
-
 @server.tool(structured_output=False)
 async def test_input_required_result_elicitation(
     user: Annotated[Name, Resolve(ask_name, key="user_name")],
@@ -371,41 +322,8 @@ async def test_input_required_result_multi_round(
     return f"{step1.name} likes {step2.color}."
 
 
-def sample(text: str, max_tokens: int) -> Sample:
-    message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=text))
-    return Sample([message], max_tokens=max_tokens)
-
-
-def said(result: types.CreateMessageResult) -> str:
-    content = result.content
-    return content.text if isinstance(content, types.TextContent) else f"({content.type})"
-
-
 def ask_model(prompt: str) -> Sample:
     return sample(prompt, 100)
-
-
-def ask_capital() -> Sample:
-    return sample("What is the capital of France?", 100)
-
-
-def ask_greeting() -> Sample:
-    return sample("Generate a greeting", 50)
-
-
-def ask_roots() -> ListRoots:
-    return ListRoots()
-
-
-def ask_what_the_client_can_answer(capabilities: types.ClientCapabilities | None) -> object:
-    """A form if the client can show one, else its LLM, else a default: the capability choice.
-
-    It may ask either of two questions, so its return annotation declares none."""
-    if capabilities is not None and capabilities.elicitation is not None:
-        return ask_name()
-    if capabilities is not None and capabilities.sampling is not None:
-        return sample("Say hello", 50)
-    return "no way to ask"
 
 
 @server.tool(structured_output=False)

@@ -12,7 +12,8 @@ prompts, resources, completion) is fastmcp's own API. `test_simple_text`,
 although their scenarios passed without them: a call to a missing tool gets an error
 result, which those checks also accept.
 
-`serve(app)` registers them all on a `FastMCP`.
+`serve(app)` registers them all on a `FastMCP`; their resolvers and data are shared.py's,
+the same as server.py's.
 """
 
 from __future__ import annotations
@@ -27,25 +28,34 @@ from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.prompts import Message
 from fastmcp.tools import Tool
-from pydantic import BaseModel, Field
-
-from mcp_resolve import Elicit, ListRoots, Resolve, Sample
-from mcp_resolve.fastmcp import resolved
-
-PNG = (  # a 1x1 pixel
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ"
-    "AAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+from pydantic import Field
+from shared import (
+    JSON_SCHEMA,
+    PNG,
+    WAV,
+    Color,
+    Name,
+    Ok,
+    PromptContext,
+    ask_capital,
+    ask_confirmation,
+    ask_greeting,
+    ask_name,
+    ask_prompt_context,
+    ask_roots,
+    ask_step1,
+    ask_step2,
+    ask_what_the_client_can_answer,
+    embedded,
+    said,
 )
-WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
+
+from mcp_resolve import Resolve
+from mcp_resolve.fastmcp import resolved
 
 
 def image() -> types.ImageContent:
     return types.ImageContent(type="image", data=PNG, mime_type="image/png")
-
-
-def embedded(uri: str, body: str, mime_type: str = "text/plain") -> types.EmbeddedResource:
-    contents = types.TextResourceContents(uri=uri, mime_type=mime_type, text=body)
-    return types.EmbeddedResource(type="resource", resource=contents)
 
 
 # -- content ------------------------------------------------------------------------------
@@ -122,103 +132,7 @@ def json_schema_2020_12_tool(
     return "ok"
 
 
-# A signature cannot say `$schema`, `$anchor`, `if`/`then`/`else`: this tool's input schema
-# is given whole, as the json-schema-2020-12 scenario lists it.
-JSON_SCHEMA = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "$defs": {
-        "address": {
-            "$anchor": "addressDef",
-            "type": "object",
-            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
-        }
-    },
-    "properties": {
-        "name": {"type": "string"},
-        "address": {"$ref": "#/$defs/address"},
-        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
-        "phone": {"type": "string"},
-        "email": {"type": "string"},
-    },
-    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
-    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
-    "then": {"required": ["phone"]},
-    "else": {"required": ["email"]},
-    "additionalProperties": False,
-}
-
-
 # -- questions from resolvers -------------------------------------------------------------
-
-
-class Name(BaseModel):
-    name: str
-
-
-class Ok(BaseModel):
-    ok: bool
-
-
-class Color(BaseModel):
-    color: str
-
-
-class PromptContext(BaseModel):
-    context: str
-
-
-def ask_name() -> Elicit[Name]:
-    return Elicit("What is your name?", Name)
-
-
-def ask_confirmation() -> Elicit[Ok]:
-    return Elicit("Please confirm", Ok)
-
-
-def ask_step1() -> Elicit[Name]:
-    return Elicit("Step 1: What is your name?", Name)
-
-
-def ask_step2(step1: Annotated[Name, Resolve(ask_step1, key="step1")]) -> Elicit[Color]:
-    return Elicit("Step 2: What is your favorite color?", Color)
-
-
-def ask_prompt_context() -> Elicit[PromptContext]:
-    return Elicit("What context should the prompt use?", PromptContext)
-
-
-def sample(text: str, max_tokens: int) -> Sample:
-    message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=text))
-    return Sample([message], max_tokens=max_tokens)
-
-
-def said(result: types.CreateMessageResult) -> str:
-    content = result.content
-    return content.text if isinstance(content, types.TextContent) else f"({content.type})"
-
-
-def ask_capital() -> Sample:
-    return sample("What is the capital of France?", 100)
-
-
-def ask_greeting() -> Sample:
-    return sample("Generate a greeting", 50)
-
-
-def ask_roots() -> ListRoots:
-    return ListRoots()
-
-
-def ask_what_the_client_can_answer(capabilities: types.ClientCapabilities | None) -> object:
-    """A form if the client can show one, else its LLM, else a default: the capability choice.
-
-    It may ask either of two questions, so its return annotation declares none."""
-    if capabilities is not None and capabilities.elicitation is not None:
-        return ask_name()
-    if capabilities is not None and capabilities.sampling is not None:
-        return sample("Say hello", 50)
-    return "no way to ask"
 
 
 @resolved
