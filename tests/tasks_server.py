@@ -100,6 +100,11 @@ async def summary(env: str) -> Sample:
     )
 
 
+def said(result: types.CreateMessageResult) -> str:
+    """What the client's LLM wrote."""
+    return result.content.text if isinstance(result.content, types.TextContent) else "?"
+
+
 async def summary_or_none(env: str) -> Sample:
     """A client that cannot sample gets the `fallback=`, in a task's leg as anywhere."""
     return Sample(
@@ -117,7 +122,7 @@ async def summarise(
     env: str, text: Annotated[types.CreateMessageResult, Resolve(summary_or_none)]
 ) -> str:
     """Asks the client's LLM, or takes the fallback when the client cannot sample."""
-    return text.content.text if isinstance(text.content, types.TextContent) else "?"
+    return said(text)
 
 
 @app.tool(task=TASK)
@@ -126,7 +131,7 @@ async def summarise_or_fail(
     env: str, text: Annotated[types.CreateMessageResult, Resolve(summary)]
 ) -> str:
     """Asks the client's LLM, with no fallback."""
-    return text.content.text if isinstance(text.content, types.TextContent) else "?"
+    return said(text)
 
 
 async def roots() -> ListRoots:
@@ -147,9 +152,8 @@ async def every_kind(
     signed: Annotated[ElicitationResult, Resolve(sign_in)],  # type: ignore[type-arg],
 ) -> str:
     """Asks a form, a URL, the client's LLM and its roots, all in one leg."""
-    said = text.content.text if isinstance(text.content, types.TextContent) else "?"
     uris = [str(root.uri) for root in folders.roots]
-    return f"{env} in {target.region}: {said}; roots {uris}; signed in: {signed.action}"
+    return f"{env} in {target.region}: {said(text)}; roots {uris}; signed in: {signed.action}"
 
 
 CLEANED = os.environ.get("TASKS_TEST_CLEANED", "")
