@@ -2,7 +2,8 @@
 #   make demo   runs the demo
 #   make test   runs the whole test suite
 # (`make conformance` runs the official MCP conformance suite; it installs what it needs.)
-# Both create (or reuse) .venv and install the project with its dev extra into it.
+# Both create (or reuse) .venv and install the project with its dev extra into it, at the
+# versions CI tests (constraints.txt; `make lock` renews it, `make test-latest` tries the newest).
 # `make test-3.10` / `test-3.13` run the suite on another Python (pyenv's), `make test-lowest`
 # with every declared dependency at its lower bound, `make dist` builds the release artefacts.
 
@@ -11,7 +12,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint docs bench clean redis-server haproxy conformance npm dist test-lowest
+.PHONY: demo test lint docs bench clean redis-server haproxy conformance npm dist test-lowest \
+	test-latest lock
 
 # pip's own output is a wall of text; this shows one line that counts what pip collects, then
 # what it installs. pip's errors (stderr) are shown as they are; pipefail keeps its status.
@@ -21,12 +23,16 @@ PROGRESS := awk '/^Collecting/ { n++; printf "\r  collecting packages: %d", n; f
 	/^Installing collected packages/ { printf "\n  installing %d packages...\n", n; fflush() } \
 	/^Successfully installed/ { print "  installed" }'
 
-$(STAMP): pyproject.toml
+# Every venv but the lowest and the latest installs the versions CI tested (pip -c).
+CONSTRAINTS := constraints.txt
+
+$(STAMP): pyproject.toml $(CONSTRAINTS)
 	@echo "Setting up $(VENV) (first run only, about a minute): the project, its dev extra, the MCP SDK"
 	$(PYTHON) -m venv $(VENV)
 	@echo "  upgrading pip"
 	@$(BIN)/python -m pip install --quiet --upgrade pip
-	@PYTHONUNBUFFERED=1 $(BIN)/python -m pip install --progress-bar off -e ".[dev]" | $(PROGRESS)
+	@PYTHONUNBUFFERED=1 $(BIN)/python -m pip install --progress-bar off -c $(CONSTRAINTS) \
+		-e ".[dev]" | $(PROGRESS)
 	@touch $(STAMP)
 	@echo "$(VENV) is ready"
 
@@ -48,11 +54,12 @@ find-python = py=$$(pyenv prefix "$$(pyenv latest $(1) 2>/dev/null)" 2>/dev/null
 	[ -x "$$py" ] || py=$$(command -v python$(1)) || { echo "Python $(1) not found (pyenv or PATH)"; exit 1; }
 
 .PRECIOUS: .venv-%/.installed
-.venv-%/.installed: pyproject.toml
+.venv-%/.installed: pyproject.toml $(CONSTRAINTS)
 	@$(call find-python,$*); echo "Setting up .venv-$* with $$py"; \
 	[ -x .venv-$*/bin/python ] || "$$py" -m venv .venv-$*
 	@.venv-$*/bin/python -m pip install --quiet --upgrade pip
-	@PYTHONUNBUFFERED=1 .venv-$*/bin/python -m pip install --progress-bar off -e ".[dev]" | $(PROGRESS)
+	@PYTHONUNBUFFERED=1 .venv-$*/bin/python -m pip install --progress-bar off -c $(CONSTRAINTS) \
+		-e ".[dev]" | $(PROGRESS)
 	@touch $@
 
 # The wheel test (tests/test_wheel.py) runs on the default Python only: it builds and
@@ -77,6 +84,36 @@ $(LOWEST)/.installed: pyproject.toml .ci/lowest.py
 
 test-lowest: $(LOWEST)/.installed redis-server haproxy
 	$(LOWEST)/bin/python $(PYTEST) -m "not wheel"
+
+# The suite, the type checker and the linter on the newest release of every dependency
+# (constraints.txt ignored), in a .venv-latest made anew each time: tells when an upstream
+# release breaks us before `make lock` takes it in. CI runs it and says so loudly.
+LATEST := .venv-latest
+test-latest: redis-server haproxy
+	@echo "Setting up $(LATEST): the newest release of every dependency"
+	rm -rf $(LATEST) && $(PYTHON) -m venv $(LATEST)
+	@$(LATEST)/bin/python -m pip install --quiet --upgrade pip
+	@PYTHONUNBUFFERED=1 $(LATEST)/bin/python -m pip install --progress-bar off --upgrade \
+		-e ".[dev]" | $(PROGRESS)
+	$(LATEST)/bin/python -m mypy --strict mcp_resolve
+	$(LATEST)/bin/python -m ruff check .
+	$(LATEST)/bin/python $(PYTEST) -m "not wheel"
+
+# constraints.txt anew: a fresh venv per supported Python with the newest releases
+# pyproject.toml admits, their `pip freeze` merged by .ci/lock.py (a pin that differs
+# between Pythons gets a marker). Run it, then `make test` and the matrix, then commit.
+LOCK_PYTHONS := 3.10 3.11 3.12 3.13
+lock:
+	@for v in $(LOCK_PYTHONS); do \
+		$(call find-python,$$v); echo "== freezing on $$py"; \
+		rm -rf .venv-lock-$$v && "$$py" -m venv .venv-lock-$$v && \
+		.venv-lock-$$v/bin/python -m pip install --quiet --upgrade pip && \
+		.venv-lock-$$v/bin/python -m pip install --quiet -e ".[dev]" && \
+		.venv-lock-$$v/bin/python -m pip freeze --exclude-editable > .venv-lock-$$v/freeze.txt \
+		|| exit 1; \
+	done
+	$(PYTHON) .ci/lock.py $(foreach v,$(LOCK_PYTHONS),$(v)=.venv-lock-$(v)/freeze.txt) > $(CONSTRAINTS)
+	rm -rf $(foreach v,$(LOCK_PYTHONS),.venv-lock-$(v))
 
 # The release artefacts: the sdist, then the wheel built from it, in dist/, both checked.
 dist: $(STAMP)
