@@ -62,7 +62,7 @@ find-python = py=$$(pyenv prefix "$$(pyenv latest $(1) 2>/dev/null)" 2>/dev/null
 		-e ".[dev]" | $(PROGRESS)
 	@touch $@
 
-# The wheel test (tests/test_wheel.py) runs on the default Python only: it builds and
+# The wheel test (tests/tooling/test_wheel.py) runs on the default Python only: it builds and
 # installs the package, which takes minutes, and the packaging is the same on every Python.
 test-%: .venv-%/.installed redis-server haproxy
 	.venv-$*/bin/python $(PYTEST) -m "not wheel"

@@ -5,7 +5,7 @@ Run from the repository root (needs `redis-server`, which `make test` installs):
     .venv/bin/python benchmarks/held_waits.py               # 1,000 of each, 3 repeats
     .venv/bin/python benchmarks/held_waits.py --calls 200 --repeats 1   # smoke run
 
-A redis-server of its own and two uvicorn workers of tests/held_app.py (127.0.0.1, free
+A redis-server of its own and two uvicorn workers of tests/support/held_app.py (127.0.0.1, free
 ports, shared keys and Redis). Per repeat and per generation, N calls of `pay_by_card`
 are made to worker A over real HTTP, as raw MCP requests (one HTTP client, no SDK
 session objects in this process):
@@ -40,8 +40,8 @@ sys.path.insert(
 
 import anyio
 import httpx2
-from held_workers import LOGS, workers
-from redis_server import RedisServer
+from support.held_workers import LOGS, workers
+from support.redis_server import RedisServer
 
 MODERN, LEGACY = "2026-07-28", "2025-11-25"
 CAPS = {"elicitation": {"url": {}}}

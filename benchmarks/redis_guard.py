@@ -46,7 +46,7 @@ sys.path.insert(
 import anyio
 import httpx2
 from paired import Paired
-from redis_server import RedisServer
+from support.redis_server import RedisServer
 from throughput import HEADERS, META
 from uvicorn_worker import uvicorn
 from workloads import WorkloadError, header, run

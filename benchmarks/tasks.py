@@ -46,7 +46,6 @@ from pathlib import Path  # noqa: E402
 import anyio  # noqa: E402
 import mcp_types as types  # noqa: E402
 import redis.asyncio as aioredis  # noqa: E402
-import tasks_processes  # noqa: E402
 from fastmcp import Client  # noqa: E402
 from fastmcp_tasks.client_models import (  # noqa: E402
     ClientCreateTaskResult,
@@ -56,7 +55,8 @@ from fastmcp_tasks.client_models import (  # noqa: E402
     UpdateTaskRequest,
     UpdateTaskRequestParams,
 )
-from redis_server import RedisServer  # noqa: E402
+from support import tasks_processes  # noqa: E402
+from support.redis_server import RedisServer  # noqa: E402
 
 APP = Path(HERE) / "tasks_app.py"
 SPENT = "bench-spent"

@@ -1,7 +1,7 @@
 """The fastmcp 4.x host: `from mcp_resolve.fastmcp import resolved`, under `@app.tool()`."""
 
-from .hosts.completion import CompletionBus, LocalCompletionBus, deliver, use_completion_bus
-from .hosts.fastmcp import app_scope, complete, resolved
+from .hosts.fastmcp.server import app_scope, complete, resolved
+from .protocol.completion import CompletionBus, LocalCompletionBus, deliver, use_completion_bus
 
 __all__ = [
     "CompletionBus",

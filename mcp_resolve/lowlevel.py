@@ -1,8 +1,8 @@
 """The SDK's low-level `Server` host: `from mcp_resolve.lowlevel import ResolvedTools`."""
 
-from .hosts.completion import CompletionBus, LocalCompletionBus, deliver, use_completion_bus
-from .hosts.lowlevel import ResolvedTools, complete
-from .seal import KeyRing, StateSealer
+from .hosts.lowlevel.server import ResolvedTools, complete
+from .protocol.completion import CompletionBus, LocalCompletionBus, deliver, use_completion_bus
+from .state.seal import KeyRing, StateSealer
 
 __all__ = [
     "CompletionBus",

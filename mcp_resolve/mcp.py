@@ -1,7 +1,7 @@
 """The official MCP SDK (`mcp>=2.3`) host: `from mcp_resolve.mcp import resolved`."""
 
-from .hosts.completion import CompletionBus, LocalCompletionBus, deliver, use_completion_bus
-from .hosts.mcp import ResolvingMCPServer, complete, resolved, uses_resolve
+from .hosts.mcp.server import ResolvingMCPServer, complete, resolved, uses_resolve
+from .protocol.completion import CompletionBus, LocalCompletionBus, deliver, use_completion_bus
 
 __all__ = [
     "CompletionBus",

@@ -4,7 +4,7 @@ report, with the SDK's phrase beside ours, in this one table.
 Someone moving from the SDK's resolvers has tests (`pytest.raises(..., match=...)`) and log
 filters written against the SDK's messages. mcp_resolve's messages say more (the tool, a
 drawing of the cycle, the fix), and each also carries the SDK's own phrase, so that what
-matched before still matches. `tests/test_sdk_phrases.py` makes the same mistake on the
+matched before still matches. `tests/core/test_sdk_phrases.py` makes the same mistake on the
 SDK's resolvers and on ours and checks that the SDK's actual text still holds each phrase
 and that ours holds it too: when the SDK rewords one, that test says which.
 

@@ -7,6 +7,6 @@
 Needs the `tasks` extra (fastmcp-tasks). See docs/long-running.md.
 """
 
-from .hosts.fastmcp_tasks import CARRY_WAIT, ResolvingTasks, asks_first
+from .hosts.tasks.extension import CARRY_WAIT, ResolvingTasks, asks_first
 
 __all__ = ["CARRY_WAIT", "ResolvingTasks", "asks_first"]

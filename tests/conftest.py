@@ -11,7 +11,7 @@ from types import ModuleType
 
 import pytest
 from hypothesis import settings
-from redis_server import RedisServer
+from support.redis_server import RedisServer
 
 settings.register_profile("mcp_resolve", deadline=None)
 settings.load_profile("mcp_resolve")
@@ -41,7 +41,7 @@ def load_example() -> Callable[[str], ModuleType]:
 
 @pytest.fixture
 def redis_server() -> Iterator[RedisServer]:
-    """A real redis-server of this test's own (see tests/redis_server.py)."""
+    """A real redis-server of this test's own (see tests/support/redis_server.py)."""
     server = RedisServer()
     server.start()
     try:

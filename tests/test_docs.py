@@ -128,7 +128,7 @@ def test_every_configuration_block_is_the_whole_file_it_names(block: Block) -> N
 
 
 def test_serving_shows_the_haproxy_configuration_the_load_balancer_tests_run() -> None:
-    from load_balancer import CONFIG
+    from support.load_balancer import CONFIG
 
     shown = [b for b in blocks("cfg") if b.page == "serving.md"]
     assert [b.text.partition("\n")[0] for b in shown] == ["# docs/snippets/haproxy.cfg"]

@@ -75,7 +75,7 @@ def is_lowlevel_server(value: Any) -> bool:
 
 def _is_resolved_tools(value: Any) -> bool:
     try:
-        from ..hosts.lowlevel import ResolvedTools
+        from ..hosts.lowlevel.server import ResolvedTools
     except ImportError:
         return False
     return isinstance(value, ResolvedTools)
@@ -111,7 +111,7 @@ def functions_of(kind: str, value: Any, collected: Collected) -> tuple[str, list
     title, functions = _functions_of(kind, value, collected)
     problem = _scope_problem(kind, value)
     if problem is not None:
-        from ..hosts.lifespan import unkept_app_scope
+        from ..protocol.lifespan import unkept_app_scope
 
         for function in functions:
             graph = function.graph
@@ -126,9 +126,9 @@ def _scope_problem(kind: str, value: Any) -> tuple[str, str] | None:
     """(which server, the fix) when a server of `kind` keeps no application scope for
     its app-scoped resolvers: every call of theirs would fail; None when it keeps one."""
     if kind in ("server", "lowlevel"):
-        from ..hosts.lifespan import keeps_app_scope
-        from ..hosts.lowlevel import ResolvedTools
-        from ..hosts.mcp import ResolvingMCPServer
+        from ..hosts.lowlevel.server import ResolvedTools
+        from ..hosts.mcp.server import ResolvingMCPServer
+        from ..protocol.lifespan import keeps_app_scope
     if kind == "server":
         if isinstance(value, ResolvingMCPServer):
             return None
@@ -147,7 +147,7 @@ def _scope_problem(kind: str, value: Any) -> tuple[str, str] | None:
             "where tools is the ResolvedTools",
         )
     if kind == "fastmcp":
-        from ..hosts.fastmcp_scope import app_scope
+        from ..hosts.fastmcp.scope import app_scope
 
         if _composes(getattr(value, "_lifespan", app_scope), app_scope):
             return None  # (a lifespan fastmcp keeps elsewhere is given the benefit of doubt)

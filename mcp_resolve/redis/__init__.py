@@ -5,8 +5,8 @@ Needs the `redis` extra (`pip install "mcp-resolve[redis]"`), which brings the m
 `redis` client; its asyncio API runs on asyncio (uvicorn, the SDK's own transports).
 """
 
+from .client import RedisUnavailable
 from .completion_bus import RedisCompletionBus
-from .connection import RedisUnavailable
 from .replay_guard import RedisReplayGuard
 
 __all__ = ["RedisCompletionBus", "RedisReplayGuard", "RedisUnavailable"]

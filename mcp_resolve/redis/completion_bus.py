@@ -34,9 +34,9 @@ import redis.asyncio as aioredis
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
-from ..hosts.completion import REMEMBER_SECONDS, deliver, waiting_ids
-from ..seal import KeyRing
-from .connection import (
+from ..protocol.completion import REMEMBER_SECONDS, deliver, waiting_ids
+from ..state.seal import KeyRing
+from .client import (
     DEFAULT_TIMEOUT,
     RedisUnavailable,
     check_timeout,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from ..seal import Authenticator, KeyRing
+from ..state.seal import Authenticator, KeyRing
 
 PURPOSE = "mcp_resolve/completion-bus/v1"
 SKEW = 60.0  # seconds a worker's clock may run ahead of another's

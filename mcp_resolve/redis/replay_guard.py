@@ -21,7 +21,7 @@ import anyio
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from .connection import DEFAULT_TIMEOUT, check_timeout, client_for, namespace, unavailable
+from .client import DEFAULT_TIMEOUT, check_timeout, client_for, namespace, unavailable
 
 logger = logging.getLogger("mcp_resolve.seal")
 

@@ -7,7 +7,7 @@ as "42.50" reaches resolvers and body as a `Decimal`), and a question the client
 no capability for is answered by its `fallback=` or refused with -32021. A test that skips
 either passes where the server fails, or fails where the server passes. The models and
 the gate are not copied here: they are the host's own (the SDK's `Tool.from_function` for
-`MCPServer`, `ResolvedTools`' model for the low-level `Server`, `hosts/wire.py` for the
+`MCPServer`, `ResolvedTools`' model for the low-level `Server`, `protocol/wire.py` for the
 gate), imported only when a call needs them, so the kit still works without the SDK.
 """
 
@@ -54,7 +54,7 @@ def arguments_validator(tool: Callable[..., Any], graph: ResolverGraph) -> Valid
 def _validator(tool: Callable[..., Any], graph: ResolverGraph) -> Validate | None:
     names = {f"{t.__module__}.{t.__qualname__}" for t in graph.context_types}
     if "mcp.server.context.ServerRequestContext" in names:
-        from ..hosts.lowlevel import arguments_model, invalid_arguments
+        from ..hosts.lowlevel.server import arguments_model, invalid_arguments
 
         model = arguments_model(graph.function, graph, graph.tool)
         return _model_validator(model, graph.tool, invalid_arguments)
@@ -71,7 +71,7 @@ def _mcpserver_validator(tool: Callable[..., Any], graph: ResolverGraph) -> Vali
     from mcp.server.mcpserver.tools import Tool
     from pydantic import ValidationError
 
-    from ..hosts.mcp import ResolvingMCPServer
+    from ..hosts.mcp.server import ResolvingMCPServer
 
     registered = tool if getattr(tool, "__mcp_resolve_graph__", None) is graph else None
     if registered is None:  # what ResolvingMCPServer registers for a plain function
@@ -107,7 +107,7 @@ def fallbacks(capabilities: Any, questions: tuple[Question, ...]) -> dict[str, A
     of them has no fallback. `capabilities` None is the kit's own user, who answers all."""
     if capabilities is None:
         return None
-    from ..hosts import wire
+    from ..protocol import wire
 
     unaskable = [q for q in questions if not wire.can_ask(capabilities, q)]
     refused = [q for q in unaskable if not wire.has_fallback(q)]

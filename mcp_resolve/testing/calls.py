@@ -1,6 +1,6 @@
 """Drive a resolved tool to its result without a server, answering questions as a user would.
 
-`call()` does what a host adapter does (`hosts/mcp.py`), with a scripted user in place of
+`call()` does what a host adapter does (`hosts/mcp/server.py`), with a scripted user in place of
 the client, and records every question asked. Answers travel as a client's would: an
 outcome or a model is turned into the form content a client sends (JSON), so a tool is
 tested against what it will really receive.
@@ -24,7 +24,7 @@ from ..engine.questions import Answer, Question
 from ..engine.results import Resolved, Suspended
 from ..engine.workers import run_sync
 from ..errors import ResolutionError
-from ..hosts.state import RoundState
+from ..state.round_state import RoundState
 from .as_served import arguments_validator, declared, fallbacks, sdk_context_types
 from .asked import (
     AnswerLike,
@@ -330,7 +330,7 @@ def _reply_parser() -> Any:
     """The hosts' validation of sampling and roots results (needs `mcp`; without it the
     kit hands the result's JSON on, as the core does)."""
     try:
-        from ..hosts.client_requests import parse_reply
+        from ..protocol.client_request_wire import parse_reply
     except ImportError:  # pragma: no cover - the SDK is not installed
         return None
     return parse_reply

@@ -8,7 +8,7 @@ completion handler, and the `input-required-result-*` tools and prompt, whose qu
 from resolvers under `mcp_resolve.fastmcp.resolved`), the same ones tests/conformance/server.py
 serves on MCPServer. Every scenario of the run passes (expected-failures-tasks.txt is empty).
 Docket runs on its memory backend with the server's own worker: the suite checks the wire,
-the worker processes are tested in tests/test_tasks_workers.py.
+the worker processes are tested in tests/deploy/test_tasks_workers.py.
 
 Run it alone with `python tests/conformance/tasks_server.py --port 3002`.
 """

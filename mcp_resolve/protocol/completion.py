@@ -1,0 +1,258 @@
+"""URL elicitations waiting for their out-of-band step, and how `complete()` reaches them.
+
+A resolver's `ElicitURL(..., wait=True)` on a legacy connection holds the call open until
+the server says the step finished (`complete(...)`, from a webhook or a status check).
+The call that waits and the code that completes may run in different processes, so the
+two meet through a `CompletionBus`: `complete()` publishes the id on the bus, and the bus
+calls `deliver(id)` in every process, which wakes the calls waiting on it there and
+notifies their sessions. The default, `LocalCompletionBus`, is this process alone; a bus
+over Redis pub/sub (or any broadcast) plugs in with `use_completion_bus(...)`.
+
+Waiters are kept by elicitation id and by connection: a call is woken only by a
+completion of its own id, and each connection is told once, however many of its requests
+wait on that id or complete it. Ids the host derives are random per call, so nobody can
+complete another user's call by guessing.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anyio
+from mcp_types.version import is_version_at_least
+
+logger = logging.getLogger("mcp_resolve")
+MODERN = "2026-07-28"
+
+REMEMBER_SECONDS = 600.0  # how long a completion nobody waits for yet is kept
+_REMEMBER_AT_MOST = 4096
+NOTIFY_SECONDS = 2.0  # a client that does not take its notice within this is skipped
+
+
+class CompletionBus(Protocol):
+    """How `complete(id)` reaches the call waiting on `id`, in whichever process holds it.
+
+    `publish(id)` records the completion for `REMEMBER_SECONDS` (a call may start waiting
+    only after the step finished) and makes every process that serves calls run
+    `mcp_resolve.protocol.completion.deliver(id)`, this one included; it returns once the
+    completion is recorded and sent, not once it is delivered everywhere. `take(id)`
+    reports whether a completion of `id` is recorded and forgets it, atomically: each
+    completion satisfies one wait. With Redis: `publish` is `SET <prefix><id> 1 EX 600`
+    then `PUBLISH <channel> <id>`, a subscriber task (started with the server's lifespan)
+    calls `deliver` for each message, and `take` is `GETDEL <prefix><id>`. Raise when the
+    store fails: `complete()` then fails instead of losing the completion silently.
+    """
+
+    async def publish(self, elicitation_id: str) -> None: ...
+
+    async def take(self, elicitation_id: str) -> bool: ...
+
+
+class LocalCompletionBus:
+    """The default bus: this process only; completions remembered in memory, bounded."""
+
+    def __init__(
+        self, *, remember: float = REMEMBER_SECONDS, at_most: int = _REMEMBER_AT_MOST
+    ) -> None:
+        self.remember = remember
+        self.at_most = at_most
+        self._completed: OrderedDict[str, float] = OrderedDict()
+
+    async def publish(self, elicitation_id: str) -> None:
+        now = time.monotonic()
+        self._prune(now)
+        self._completed[elicitation_id] = now
+        self._completed.move_to_end(elicitation_id)
+        await deliver(elicitation_id)
+
+    async def take(self, elicitation_id: str) -> bool:
+        self._prune(time.monotonic())
+        return self._completed.pop(elicitation_id, None) is not None
+
+    def forget(self) -> None:
+        """Drop every remembered completion (tests, or a server reset)."""
+        self._completed.clear()
+
+    def _prune(self, now: float) -> None:
+        completed = self._completed
+        while completed and (
+            len(completed) > self.at_most or next(iter(completed.values())) < now - self.remember
+        ):
+            completed.popitem(last=False)
+
+
+_bus: CompletionBus = LocalCompletionBus()
+
+
+def use_completion_bus(bus: CompletionBus | None) -> CompletionBus:
+    """Route `complete()` through `bus` in this process (None: back to the local default).
+
+    Returns the bus now in use. Refused when `bus` lacks async `publish` and `take`.
+    """
+    global _bus
+    if bus is None:
+        bus = LocalCompletionBus()
+    for method in ("publish", "take"):
+        if not callable(getattr(bus, method, None)):
+            raise TypeError(
+                f"a completion bus needs async publish(elicitation_id) and take(elicitation_id) "
+                f"methods; {bus!r} has no {method}()"
+            )
+    _bus = bus
+    return bus
+
+
+def completion_bus() -> CompletionBus:
+    return _bus
+
+
+def forget() -> None:
+    """Drop the completions the local bus remembers (between tests)."""
+    if isinstance(_bus, LocalCompletionBus):
+        _bus.forget()
+
+
+def connection_of(session: Any) -> object:
+    """What identifies a client connection: SDK 2.3 builds a `ServerSession` per request,
+    all sharing the connection's `Connection` object, so sessions are never compared."""
+    connection = getattr(session, "_connection", None)
+    return session if connection is None else connection
+
+
+def derive_id(key: str) -> str:
+    """An elicitation id for a URL question that names none: unguessable, new per call."""
+    return f"{key}@{secrets.token_urlsafe(16)}"
+
+
+@dataclass(eq=False)
+class _Waiter:
+    session: Any
+    request_id: Any
+    event: anyio.Event = field(default_factory=anyio.Event)
+
+
+# elicitation id -> connection -> the waiters of that connection (usually one)
+_waiting: dict[str, dict[object, list[_Waiter]]] = {}
+
+
+def waiting(elicitation_id: str) -> int:
+    """How many calls in this process wait on `elicitation_id` (for tests and tooling)."""
+    return sum(len(w) for w in _waiting.get(elicitation_id, {}).values())
+
+
+def connections_waiting(elicitation_id: str) -> set[object]:
+    return set(_waiting.get(elicitation_id, {}))
+
+
+def waiting_ids() -> list[str]:
+    """The ids calls in this process wait on: what a bus that lost messages (its
+    subscription broke) looks up once it is back."""
+    return list(_waiting)
+
+
+async def deliver(elicitation_id: str) -> None:
+    """`elicitation_id` completed: notify each connection here that waits on it, once, all
+    at the same time, each within `NOTIFY_SECONDS`, and wake its calls once it is told
+    (the notice rides the waiting request's stream, which closes when the call returns)."""
+    by_connection = _waiting.pop(elicitation_id, {})
+    if not by_connection:
+        return
+    async with anyio.create_task_group() as group:
+        for waiters in by_connection.values():
+            group.start_soon(_tell_and_wake, elicitation_id, waiters)
+
+
+async def _tell_and_wake(elicitation_id: str, waiters: list[_Waiter]) -> None:
+    try:
+        await notify(waiters[0].session, elicitation_id, waiters[0].request_id)
+    finally:
+        for waiter in waiters:
+            waiter.event.set()
+
+
+async def wait_for_completion(
+    elicitation_id: str, timeout: float | None, session: Any, request_id: Any
+) -> bool:
+    """Wait until `elicitation_id` completes; False if `timeout` passed first.
+
+    The waiter is in place before the bus is asked, so a completion published meanwhile
+    is not missed. A completion recorded before the wait began is taken at once, and the
+    session gets the notice it would have had.
+    """
+    waiter = _Waiter(session, request_id)
+    _waiting.setdefault(elicitation_id, {}).setdefault(connection_of(session), []).append(waiter)
+    try:
+        if await _bus.take(elicitation_id):
+            if _still_waiting(elicitation_id, waiter):
+                # Out before the notice: a deliver() for the same completion arriving
+                # meanwhile (from another process, through the bus) must not tell it twice.
+                _remove(elicitation_id, waiter)
+                await notify(session, elicitation_id, request_id)
+            else:  # deliver() is telling it; the notice rides this request's stream
+                await waiter.event.wait()
+            return True
+        with anyio.move_on_after(timeout):
+            await waiter.event.wait()
+            await _bus.take(elicitation_id)  # this completion is used up
+            return True
+        return False
+    finally:
+        _remove(elicitation_id, waiter)
+
+
+def _still_waiting(elicitation_id: str, waiter: _Waiter) -> bool:
+    waiters = _waiting.get(elicitation_id, {}).get(connection_of(waiter.session), [])
+    return waiter in waiters
+
+
+def _remove(elicitation_id: str, waiter: _Waiter) -> None:
+    by_connection = _waiting.get(elicitation_id)
+    if by_connection is None:
+        return
+    connection = connection_of(waiter.session)
+    waiters = by_connection.get(connection)
+    if waiters is not None and waiter in waiters:
+        waiters.remove(waiter)
+        if not waiters:
+            del by_connection[connection]
+    if not by_connection:
+        del _waiting[elicitation_id]
+
+
+async def notify(session: Any, elicitation_id: str, related: Any) -> None:
+    """Send `notifications/elicitation/complete` where the connection has a way back.
+
+    Never fails and never takes longer than `NOTIFY_SECONDS`: a client that went away or
+    stopped reading loses its notice, and holds up nobody.
+    """
+    version = getattr(session, "protocol_version", None)
+    if version is not None and is_version_at_least(version, MODERN):
+        return  # 2026-07-28 clients learn by retrying; there is no notification to send
+    if not getattr(session, "can_send_request", False):
+        return
+    try:
+        with anyio.move_on_after(NOTIFY_SECONDS) as scope:
+            await session.send_elicit_complete(elicitation_id, related_request_id=related)
+        if scope.cancelled_caught:
+            logger.info(
+                "A client did not take the notice that %r completed in time", elicitation_id
+            )
+    except Exception:  # a client that went away must not fail the caller
+        logger.info("Could not notify a client that %r completed", elicitation_id)
+
+
+async def announce(elicitation_id: str, also: Any = None) -> None:
+    """`complete()` on every host: publish the completion, and notify the session `also`
+    (the caller's own) when its connection is not among those waiting on the id here
+    (those are told by `deliver`)."""
+    if not isinstance(elicitation_id, str) or not elicitation_id:
+        raise TypeError(f"complete() needs a non-empty elicitation id, got {elicitation_id!r}")
+    told = connections_waiting(elicitation_id)
+    await _bus.publish(elicitation_id)
+    if also is not None and connection_of(also) not in told:
+        await notify(also, elicitation_id, None)

@@ -1,0 +1,364 @@
+"""One call of a resolved function on a real MCP connection: ask mid-call, or return questions.
+
+Host adapters (the high-level `MCPServer`, the low-level `Server`) differ only in how a
+call reaches them; once they have a `Connection` (the negotiated version, the session to
+ask through, the retry's answers and state), this flow is the same: on legacy connections
+each question is sent as `elicitation/create` in the middle of the call and the engine
+continues in-process; on 2026-07-28 connections the call returns an `InputRequiredResult`
+with the questions askable now and a state of the answers so far (sealed by a `StateCodec`
+where the host does not), and the retry resumes."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.request_state import authenticated_principal
+from mcp_types import InputRequiredResult
+from mcp_types.version import is_version_at_least
+
+from ..analysis.graph import Graph
+from ..engine.graph import ResolverGraph
+from ..engine.questions import Answer, Question
+from ..engine.resolution import Resolution
+from ..engine.results import Resolved, Suspended
+from ..engine.tracing import start_call
+from ..state.at_most_once import DEFAULT_STATE_TTL, AtMostOnce, Principal, Unsealed, check_state_ttl
+from ..state.replay_guard import ReplayGuard, check_replay_guard
+from ..state.round_state import RoundState, StateError
+from ..state.seal import OversizedState
+from . import body_rounds, held, legacy, wire
+from .client_request_wire import parse_reply
+from .connection import Connection, StateCodec
+from .legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
+from .lifespan import no_app_scope
+from .round_checks import check_changes, check_rounds, check_size
+from .translate import cleanup_failure, translate
+
+logger = logging.getLogger("mcp_resolve")
+Answers = dict[str, Answer]
+
+MODERN = "2026-07-28"
+DEFAULT_MAX_ROUNDS = 16
+DEFAULT_MAX_STATE_BYTES = 16 * 1024
+
+
+Body = Callable[[Connection, dict[str, Any], dict[str, Any]], Awaitable[Any]]
+"""`body(connection, arguments, values)`: the tool run with its resolved `values` (hosts pass
+a method made once, so a call allocates no closure for it)."""
+
+
+class ToolFlow:
+    """Runs calls of one resolved function; holds what does not change between calls."""
+
+    def __init__(
+        self,
+        graph: ResolverGraph,
+        *,
+        codec: StateCodec | None = None,
+        max_rounds: int = DEFAULT_MAX_ROUNDS,
+        max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
+        replay_guard: ReplayGuard | None = None,
+        state_ttl: float = DEFAULT_STATE_TTL,
+        clock: Callable[[], float] = time.time,
+        principal: Principal | None = authenticated_principal,
+        tool_errors: tuple[type[Exception], ...] = (),
+        app_scope_hint: str = "",
+        body_rounds: bool = False,
+        ask_timeout: float = DEFAULT_ASK_TIMEOUT,
+    ) -> None:
+        if not (isinstance(max_rounds, int) and max_rounds >= 1):
+            raise ValueError(f"max_rounds must be a positive integer, got {max_rounds!r}")
+        if not (isinstance(max_state_bytes, int) and max_state_bytes >= 256):
+            raise ValueError(f"max_state_bytes must be an integer >= 256, got {max_state_bytes!r}")
+        ttl = check_state_ttl(state_ttl)
+        self.ask_timeout = check_ask_timeout(ask_timeout)
+        self.graph = graph
+        self.tool = graph.tool
+        self.codec = codec
+        self.max_rounds = max_rounds
+        self.max_state_bytes = max_state_bytes
+        self.replay_guard = replay_guard
+        self.once: AtMostOnce | None = None
+        if replay_guard is not None:
+            check_replay_guard(replay_guard)
+            self.once = AtMostOnce(
+                replay_guard, graph.tool, ttl=ttl, clock=clock, principal=principal
+            )
+        # Errors a resolver raises on purpose, for the model to read: the SDK's ToolError and
+        # whatever the host framework uses for the same (fastmcp has its own).
+        self.tool_errors: tuple[type[Exception], ...] = (ToolError, *tool_errors)
+        self.by_key = {node.key: node for node in graph.nodes}
+        # Whether calls need the server lifespan's scope, and what to say when there is none.
+        self.app_scoped = bool(graph.app_scoped)
+        self.wants_capabilities = graph.wants_capabilities
+        graph.reply_parser = parse_reply  # the client's replies as the SDK's result types
+        self.app_scope_hint = app_scope_hint
+        # Whether the host can show a body that asks on its own its own request state.
+        self.body_rounds = body_rounds
+
+    def run(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Awaitable[Any]:
+        """Resolve, then run the body; or return the questions of a 2026-07-28 round.
+
+        Not a coroutine itself: it hands back the generation's own, one frame fewer on
+        every call.
+        """
+        if self.app_scoped and conn.app is None:
+            raise no_app_scope(self.graph, self.app_scope_hint)
+        modern = _modern_versions.get(conn.version)
+        if modern or (modern is None and _is_modern(conn.version)):
+            return self._modern(conn, arguments, body)
+        return self._legacy(conn, arguments, body)
+
+    async def _legacy(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
+        trace = start_call(self.tool, "legacy", 1)
+        resolution = self._start(conn, arguments, trace)
+        try:
+            try:
+                outcome = await resolution.resolve()
+                rounds = 0
+                derived: dict[str, str] = {}  # URL elicitation ids made for this call
+                while isinstance(outcome, Suspended):
+                    rounds += 1
+                    check_rounds(self.tool, self.max_rounds, rounds)
+                    answers = await legacy.ask_all(
+                        conn, outcome.questions, self.tool, derived, self.ask_timeout
+                    )
+                    outcome = await resolution.resolve(answers)
+            except Exception as exc:
+                translate(self.tool, self.tool_errors, resolution, exc)
+                raise
+            result = await body(conn, arguments, outcome.values)
+        except BaseException as exc:
+            closing = resolution.closing(exc)
+            if closing is not None:
+                await self._leave(resolution, closing)
+            raise
+        closing = resolution.closing(None)
+        if closing is not None:
+            await self._leave(resolution, closing)
+        return result
+
+    async def _modern(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
+        state = _FIRST_ROUND
+        if conn.request_state is not None:
+            opened = Unsealed(conn.request_state)
+            if self.codec is not None:
+                opened = self.codec.unseal(conn.request_state, conn)
+            try:
+                state = RoundState.decode(opened.state)
+            except StateError as exc:
+                logger.info("Tool %r: request state ignored (%s); asking again", self.tool, exc)
+            if self.once is not None:
+                await self.once.claim(state, conn.request_context, opened.expires_at)
+        trace = start_call(self.tool, MODERN, state.rounds + 1)
+        resolution = self._start(conn, arguments, trace)
+        # Left by hand, as `async with resolution` would (`Resolution.closing`); resolver
+        # failures are translated before cleanup sees them, the body's own are not.
+        try:
+            try:
+                answers = upfront = None
+                if state.asked or state.answers:
+                    responses = self._responses(conn, state, resolution.graph)
+                    if trace is not None:  # this round's answers, to the last round's questions
+                        trace.answered(responses, state.rounds)
+                    answers = state.answers_with(responses)
+                elif conn.request_state is None and conn.input_responses:  # a first call
+                    upfront = self._responses(conn, None, resolution.graph)
+                outcome = await resolution.resolve(answers)
+                outcome = await self.settled(conn, resolution, outcome, upfront)
+                if isinstance(outcome, Suspended):  # a retry, or a task's leg after an answer
+                    waits = held.waiting_for(outcome, answers)
+                    if waits is not None:  # consented to a step that waits: hold, as legacy
+                        outcome = await self._hold(conn, resolution, answers or {}, waits)
+                if isinstance(outcome, Suspended):
+                    result = self._questions(state, resolution, conn, outcome)
+            except Exception as exc:
+                translate(self.tool, self.tool_errors, resolution, exc)
+                raise
+            if isinstance(outcome, Resolved) and conn.escalation is not None:
+                result = self._escalate(state, resolution, conn)
+            elif isinstance(outcome, Resolved):
+                if self.body_rounds and (
+                    conn.request_state is not None or conn.input_responses
+                ):  # The channel carried the resolvers' state: the body sees only its own.
+                    conn.body_round = body_rounds.body_round(state, conn.input_responses)
+                result = await body(conn, arguments, outcome.values)
+                if isinstance(result, InputRequiredResult):
+                    try:
+                        result = self._body_asked(state, resolution, conn, result)
+                    except Exception as exc:
+                        translate(self.tool, self.tool_errors, resolution, exc)
+                        raise
+        except BaseException as exc:
+            closing = resolution.closing(exc)
+            if closing is not None:
+                await self._leave(resolution, closing)
+            raise
+        closing = resolution.closing(None)
+        if closing is not None:
+            await self._leave(resolution, closing)
+        return result
+
+    async def settled(
+        self,
+        conn: Connection,
+        resolution: Resolution,
+        outcome: Resolved | Suspended,
+        upfront: Answers | None = None,
+    ) -> Resolved | Suspended:
+        """The outcome once every question this client cannot be asked took its fallback; a
+        first call's `upfront` answers count once asked, past that gate, as in a round."""
+        while isinstance(outcome, Suspended):
+            given = self._fallbacks(conn, outcome.questions, upfront)
+            if not given:
+                break
+            outcome = await resolution.resolve(given)
+        return outcome
+
+    def _hold(
+        self, conn: Connection, resolution: Resolution, answers: Answers, waits: Question
+    ) -> Awaitable[Resolved | Suspended]:
+        def settle(outcome: Resolved | Suspended) -> Awaitable[Resolved | Suspended]:
+            return self.settled(conn, resolution, outcome)
+
+        return held.hold(
+            conn, resolution, answers, waits, tool=self.tool,
+            ask_timeout=self.ask_timeout, settle=settle,
+        )  # fmt: skip
+
+    async def _leave(self, resolution: Resolution, closing: Awaitable[None]) -> None:
+        """Run the generator resolvers' cleanup; what it raises reads as a resolver's
+        failure would (`cleanup_failure`), naming whose cleanup."""
+        try:
+            await closing
+        except Exception as exc:
+            failure = cleanup_failure(self.tool, self.tool_errors, resolution, exc)
+            if failure is exc:
+                raise
+            raise failure from None
+
+    def _questions(
+        self, state: RoundState, resolution: Resolution, conn: Connection, outcome: Suspended
+    ) -> InputRequiredResult:
+        """This round's questions, with the state that records the answers so far."""
+        following = state.next_round(resolution.used or {}, outcome.questions)
+        check_rounds(self.tool, self.max_rounds, following.rounds)
+        check_changes(self.tool, following, outcome.questions)
+        if self.once is not None:
+            self.once.stamp(following)
+        encoded = self._sealed(following, conn, resolution.graph)
+        return wire.input_required(outcome.questions, encoded, self.tool)
+
+    def _escalate(self, state: RoundState, resolution: Resolution, conn: Connection) -> Any:
+        """Every answer is in and the call becomes a background task: the body is not run
+        here; the state recording the answers goes to the task's first leg instead
+        (`task_legs.Escalation`), kept on the server, so it is not sealed."""
+        following = state.next_round(resolution.used or {}, ())
+        if self.once is not None:
+            self.once.stamp(following)
+        conn.escalation.state = following.encode()
+        return conn.escalation
+
+    def _body_asked(
+        self,
+        state: RoundState,
+        resolution: Resolution,
+        conn: Connection,
+        result: InputRequiredResult,
+    ) -> InputRequiredResult:
+        """The body's own input requests, sent with a state that keeps the resolvers'
+        answers and the body's own state (see `body_rounds`)."""
+        following = body_rounds.next_state(self, state, resolution, result)
+        if following is None:
+            return result
+        check_rounds(self.tool, self.max_rounds, following.rounds)
+        if self.once is not None:
+            self.once.stamp(following)
+        encoded = self._sealed(following, conn, resolution.graph)
+        return result.model_copy(update={"request_state": encoded})
+
+    def _sealed(self, state: RoundState, conn: Connection, graph: Graph) -> str:
+        """The state as it goes on the wire, within budget.
+
+        The budget counts what is actually sent where mcp_resolve seals (the token, whose
+        JSON escaping and base64 can make it several times the plain state), and the plain
+        state where the SDK seals it; either way the message names the answers that made
+        it large, and an oversized state never reaches the log as a crash.
+        """
+        encoded = state.encode()
+        if self.codec is None:
+            check_size(self.tool, self.max_state_bytes, state, len(encoded.encode()), graph)
+            return encoded
+        try:
+            sealed = self.codec.seal(encoded, conn)
+        except OversizedState as exc:
+            check_size(self.tool, self.max_state_bytes, state, exc.length, graph)
+            raise  # pragma: no cover - the budget is never above the sealer's limit
+        check_size(self.tool, self.max_state_bytes, state, len(sealed), graph)
+        return sealed
+
+    def _responses(self, conn: Connection, state: RoundState | None, graph: Graph) -> Answers:
+        """This round's answers, read against the graph the call really runs (an override in
+        a test may replace it): with a `state`, to the questions it records as asked; on a
+        first call, unpinned, to the question each key names (docs/protocol-generations.md)."""
+        responses: Answers = {}
+        by_key = self.by_key if graph is self.graph else {n.key: n for n in graph.nodes}
+        for key, response in (conn.input_responses or {}).items():
+            node = by_key.get(key)
+            if node is None or (state is not None and key not in state.asked):
+                continue  # unknown keys, and answers the state did not ask for, are ignored
+            responses[key] = wire.answer_from(
+                response,
+                kind=node.asks,
+                resolver=node.name,
+                parameter=node.parameter,
+                tool=self.tool,
+            )
+        return responses
+
+    def _fallbacks(
+        self, conn: Connection, questions: tuple[Question, ...], upfront: Answers | None = None
+    ) -> dict[str, Any]:
+        """Fallbacks for the questions this client cannot be asked (refused if one has
+        none), and the answers sent `upfront` (taken once each) to those it can be asked."""
+        caps = conn.session.client_capabilities
+        unaskable = [q for q in questions if not wire.can_ask(caps, q)]
+        refused = [q for q in unaskable if not wire.has_fallback(q)]
+        if refused:
+            raise wire.missing_capability(refused)
+        given: dict[str, Any] = {q.key: wire.fallback_outcome(q) for q in unaskable}
+        if upfront:
+            for question in questions:
+                if question.key not in given and question.key in upfront:
+                    given[question.key] = upfront.pop(question.key)
+        return given
+
+    def _start(self, conn: Connection, arguments: dict[str, Any], trace: Any) -> Resolution:
+        """The call's resolution, with what the host adds: the client's replies validated
+        as the SDK's results, and the client's capabilities for resolvers that take them."""
+        capabilities = conn.session.client_capabilities if self.wants_capabilities else None
+        return self.graph.start(
+            arguments,
+            conn.context,
+            app=conn.app,
+            trace=trace,
+            capabilities=capabilities,
+        )
+
+
+_FIRST_ROUND = RoundState()
+_modern_versions: dict[str | None, bool] = {None: False}
+
+
+def _is_modern(version: str | None) -> bool:
+    """Whether a negotiated version returns questions instead of asking mid-call (cached)."""
+    known = _modern_versions.get(version)
+    if known is None:
+        known = is_version_at_least(version, MODERN)  # type: ignore[arg-type]
+        if len(_modern_versions) < 64:
+            _modern_versions[version] = known
+    return known

@@ -1,0 +1,248 @@
+"""`mcp-resolve check` refuses a server that cannot keep its app-scoped values, on every host,
+and counts the resolvers whose questions it cannot see."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from mcp_resolve.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+Run = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def run(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Iterator[Run]:
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    before = set(sys.modules)
+
+    def call(*args: str) -> tuple[int, str, str]:
+        status = main(list(args))
+        captured = capsys.readouterr()
+        return status, captured.out, captured.err
+
+    yield call
+    for name in set(sys.modules) - before:
+        if (getattr(sys.modules[name], "__file__", None) or "").startswith(str(tmp_path)):
+            del sys.modules[name]
+
+
+POOL = """
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from mcp_resolve import Resolve
+
+
+async def open_pool() -> AsyncIterator[str]:
+    yield "pool"
+
+
+Pool = Annotated[str, Resolve(open_pool, scope="app")]
+
+
+async def query(sql: str, pool: Pool) -> str:
+    return f"{pool} ran {sql}"
+"""
+
+
+def write(folder: Path, name: str, server: str) -> str:
+    path = folder / f"{name}.py"
+    path.write_text(textwrap.dedent(POOL) + textwrap.dedent(server), encoding="utf-8")
+    return f"{path}:server"
+
+
+def test_a_plain_mcpserver_with_an_app_scoped_resolver_fails_the_check(
+    run: Run, tmp_path: Path
+) -> None:
+    target = write(
+        tmp_path,
+        "plain_server",
+        """
+        from mcp.server import MCPServer
+        from mcp_resolve.mcp import resolved
+
+        server = MCPServer("db")
+        server.tool()(resolved(query))
+        """,
+    )
+    status, out, err = run("check", target)
+    assert (status, err) == (1, "")
+    assert out.splitlines()[:3] == [
+        "✗ tool 'query', resolver 'open_pool'",
+        "    is app-scoped (it fills parameter 'pool'), but a plain MCPServer keeps no "
+        "application scope, so every call would fail",
+        "    fix: build the server as mcp_resolve.mcp.ResolvingMCPServer and register the "
+        "function on it without @resolved (it applies @resolved itself, and its lifespan "
+        "keeps the scope); for settings such as max_rounds, decorate it with "
+        "@server.resolved(...) instead",
+    ]
+
+
+def test_another_servers_wrapper_on_a_plain_mcpserver_fails_the_check_too(
+    run: Run, tmp_path: Path
+) -> None:
+    target = write(
+        tmp_path,
+        "borrowed_wrapper",
+        """
+        from mcp.server import MCPServer
+        from mcp_resolve.mcp import ResolvingMCPServer
+
+        server = MCPServer("db")
+        server.tool()(ResolvingMCPServer("other").resolved(query))
+        """,
+    )
+    status, out, _ = run("check", target)
+    assert status == 1
+    assert "fix: build the server as mcp_resolve.mcp.ResolvingMCPServer" in out
+
+
+def test_a_resolving_mcpserver_passes(run: Run, tmp_path: Path) -> None:
+    target = write(
+        tmp_path,
+        "resolving_server",
+        """
+        from mcp_resolve.mcp import ResolvingMCPServer
+
+        server = ResolvingMCPServer("db")
+        server.tool()(query)
+        server.tool(name="query_budgeted")(server.resolved(max_rounds=4)(query))
+        """,
+    )
+    status, out, err = run("check", target)
+    assert (status, err) == (0, "")
+    assert out.endswith(": 2 tools checked, 2 resolvers, 0 questions; no problems\n")
+
+
+@pytest.mark.parametrize(
+    ("lifespan", "status"),
+    [("", 1), ("lifespan=tools.lifespan, ", 0), ("lifespan=tools.lifespan_with(mine), ", 0)],
+)
+def test_a_low_level_server_needs_the_tools_lifespan(
+    run: Run, tmp_path: Path, lifespan: str, status: int
+) -> None:
+    target = write(
+        tmp_path,
+        f"lowlevel_{status}_{len(lifespan)}",
+        f"""
+        from contextlib import asynccontextmanager
+
+        from mcp.server import Server
+        from mcp_resolve.lowlevel import ResolvedTools
+
+
+        @asynccontextmanager
+        async def mine(server):
+            yield {{}}
+
+
+        tools = ResolvedTools()
+        tools.add(query)
+        server = Server(
+            "db", {lifespan}on_list_tools=tools.list_tools, on_call_tool=tools.call_tool
+        )
+        """,
+    )
+    got, out, _ = run("check", target)
+    assert got == status
+    if status:
+        assert "but this Server's lifespan keeps no application scope" in out
+        assert "fix: give the Server lifespan=tools.lifespan" in out
+
+
+@pytest.mark.parametrize(
+    ("lifespan", "status"),
+    [("", 1), (", lifespan=app_scope", 0), (", lifespan=mine | app_scope", 0)],
+)
+def test_a_fastmcp_server_needs_the_app_scope_lifespan(
+    run: Run, tmp_path: Path, lifespan: str, status: int
+) -> None:
+    target = write(
+        tmp_path,
+        f"fast_{status}_{len(lifespan)}",
+        f"""
+        from fastmcp import FastMCP
+        from fastmcp.server.lifespan import lifespan as fastmcp_lifespan
+        from mcp_resolve.fastmcp import app_scope, resolved
+
+
+        @fastmcp_lifespan
+        async def mine(server):
+            yield {{}}
+
+
+        server = FastMCP("db"{lifespan})
+        server.tool()(resolved(query))
+        """,
+    )
+    got, out, _ = run("check", target)
+    assert got == status
+    if status:
+        assert "but this FastMCP server's lifespan keeps no application scope" in out
+        assert "fix: give the server lifespan=mcp_resolve.fastmcp.app_scope" in out
+
+
+def test_check_counts_the_resolvers_whose_questions_it_cannot_see(run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "unseen.py"
+    path.write_text(
+        textwrap.dedent(
+            """
+            from typing import Annotated, Any
+
+            from pydantic import BaseModel
+
+            from mcp_resolve import Elicit, Resolve
+            from mcp_resolve.mcp import ResolvingMCPServer
+
+
+            class Name(BaseModel):
+                name: str
+
+
+            def declared() -> Name | Elicit[Name]:
+                return Elicit("Name?", Name)
+
+
+            def anything(topic: str) -> Any:
+                return Elicit(f"Name for {topic}?", Name)
+
+
+            def unannotated(topic):
+                return topic
+
+
+            def plain(topic: str) -> str:
+                return topic
+
+
+            server = ResolvingMCPServer("names")
+
+
+            @server.tool()
+            async def name(
+                topic: str,
+                a: Annotated[Name, Resolve(declared)],
+                b: Annotated[Any, Resolve(anything)],
+                c: Annotated[Any, Resolve(unannotated)],
+                d: Annotated[str, Resolve(plain)],
+            ) -> str:
+                return "ok"
+            """
+        ),
+        encoding="utf-8",
+    )
+    status, out, err = run("check", f"{path}:server")
+    assert (status, err) == (0, "")
+    assert out.endswith(
+        ": 1 tool checked, 4 resolvers, 1 question (1 form); 2 resolvers declare no "
+        "questions in a return annotation (checked when asked); no problems\n"
+    )
