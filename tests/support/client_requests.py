@@ -21,6 +21,8 @@ from pydantic import BaseModel
 from mcp_resolve import Elicit, ListRoots, Resolve, Sample
 from mcp_resolve.lowlevel import KeyRing, ResolvedTools
 
+from .hosts import only_text, protocol_error
+
 HOSTS = (
     ("MCPServer", "lowlevel", "fastmcp")
     if importlib.util.find_spec("fastmcp")
@@ -154,7 +156,6 @@ async def call_on(
 ) -> tuple[bool, str]:
     """Call `tool` on `host` through its real client, declaring only the capabilities asked
     for; return (is_error, text). A -32021 refusal comes back as `("-32021", message)`."""
-    from mcp.shared.exceptions import MCPError
 
     app = APPS[host]()
     try:
@@ -169,14 +170,9 @@ async def call_on(
         ) as session:
             result = await session.call_tool(tool, arguments)
     except BaseException as exc:  # the client raises a refusal inside an exception group
-        while isinstance(getattr(exc, "exceptions", None), tuple) and len(exc.exceptions) == 1:  # type: ignore[attr-defined]
-            exc = exc.exceptions[0]  # type: ignore[attr-defined]
-        if not isinstance(exc, MCPError):
-            raise
-        return True, f"{exc.error.code}: {exc.error.message}"
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return result.is_error, block.text
+        error = protocol_error(exc)
+        return True, f"{error.error.code}: {error.error.message}"
+    return only_text(result)
 
 
 async def _fastmcp_call(

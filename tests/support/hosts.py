@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
+from mcp.shared.exceptions import MCPError
 
 MODES = ("legacy", "2026-07-28")
 
@@ -70,6 +71,23 @@ def assert_seed_question(asked: list[Any]) -> None:
     assert params.message == SEED_QUESTION
     assert params.requested_schema["properties"] == {"ok": {"title": "Ok", "type": "boolean"}}
     assert params.requested_schema["required"] == ["ok"]
+
+
+def protocol_error(exc: BaseException) -> MCPError:
+    """The JSON-RPC error a client call raised, out of the exception groups it comes in; any
+    other exception is raised again."""
+    while isinstance(getattr(exc, "exceptions", None), tuple) and len(exc.exceptions) == 1:  # type: ignore[attr-defined]
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    if not isinstance(exc, MCPError):
+        raise exc
+    return exc
+
+
+def only_text(result: Any) -> tuple[bool, str]:
+    """(is_error, text) of a result whose one block is text."""
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return result.is_error, block.text
 
 
 def text_of(result: Any) -> str:

@@ -22,8 +22,9 @@ from mcp.server.elicitation import (
 )
 from mcp.server.mcpserver import Context, Elicit, ListRoots, MCPServer, Resolve, Sample
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
+
+from .hosts import only_text, protocol_error
 
 RUNS: list[str] = []  # which resolvers ran, in order (reset by `server`)
 
@@ -189,11 +190,6 @@ async def run(
         ) as client:
             result = await client.call_tool(tool, arguments)
     except BaseException as exc:  # the client raises a refusal inside an exception group
-        while isinstance(getattr(exc, "exceptions", None), tuple) and len(exc.exceptions) == 1:  # type: ignore[attr-defined]
-            exc = exc.exceptions[0]  # type: ignore[attr-defined]
-        if not isinstance(exc, MCPError):
-            raise
-        return str(exc.error.code), exc.error.message
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return result.is_error, block.text
+        error = protocol_error(exc)
+        return str(error.error.code), error.error.message
+    return only_text(result)

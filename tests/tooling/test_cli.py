@@ -8,14 +8,13 @@ import shlex
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated
 
 import pytest
+from support.cli import Run
 
 from mcp_resolve import Resolve
-from mcp_resolve.cli import main
 from mcp_resolve.cli.render import Output, tool_tree
 from mcp_resolve.cli.targets import load
 
@@ -29,33 +28,6 @@ SERVERS = [
     "examples/files_lowlevel.py:server",
 ]
 ANSI = re.compile(r"\x1b\[")
-
-Run = Callable[..., tuple[int, str, str]]
-
-
-@pytest.fixture
-def run(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> Iterator[Run]:
-    """`main(args)` from the repository's root: (status, stdout, stderr).
-
-    Modules the command imports from the examples, the snippets or `tmp_path` are
-    forgotten afterwards, so that each test loads its targets afresh.
-    """
-    monkeypatch.chdir(ROOT)
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    before = set(sys.modules)
-
-    def call(*args: str) -> tuple[int, str, str]:
-        status = main(list(args))
-        captured = capsys.readouterr()
-        return status, captured.out, captured.err
-
-    yield call
-    for name in set(sys.modules) - before:
-        origin = getattr(sys.modules[name], "__file__", None) or ""
-        if any(origin.startswith(str(root)) for root in (EXAMPLES, SNIPPETS, tmp_path)):
-            del sys.modules[name]
 
 
 def write(folder: Path, name: str, source: str) -> str:

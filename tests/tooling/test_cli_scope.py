@@ -3,36 +3,13 @@ and counts the resolvers whose questions it cannot see."""
 
 from __future__ import annotations
 
-import sys
 import textwrap
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
-from mcp_resolve.cli import main
+from support.cli import Run
 
 ROOT = Path(__file__).resolve().parents[2]
-Run = Callable[..., tuple[int, str, str]]
-
-
-@pytest.fixture
-def run(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> Iterator[Run]:
-    monkeypatch.chdir(ROOT)
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    before = set(sys.modules)
-
-    def call(*args: str) -> tuple[int, str, str]:
-        status = main(list(args))
-        captured = capsys.readouterr()
-        return status, captured.out, captured.err
-
-    yield call
-    for name in set(sys.modules) - before:
-        if (getattr(sys.modules[name], "__file__", None) or "").startswith(str(tmp_path)):
-            del sys.modules[name]
 
 
 POOL = """

@@ -16,7 +16,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from support.hosts import MODES
+from support.hosts import MODES, only_text, protocol_error
 
 from mcp_resolve import Resolve, Sample
 from mcp_resolve.lowlevel import KeyRing, ResolvedTools
@@ -81,14 +81,9 @@ async def served(
             async with Client(server(), mode=mode, **callbacks) as client:
                 result = await client.call_tool(tool, arguments)
     except BaseException as exc:  # the client raises a refusal inside an exception group
-        while isinstance(getattr(exc, "exceptions", None), tuple) and len(exc.exceptions) == 1:  # type: ignore[attr-defined]
-            exc = exc.exceptions[0]  # type: ignore[attr-defined]
-        if not isinstance(exc, MCPError):
-            raise
-        return True, f"{exc.error.code}: {exc.error.message}"
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return result.is_error, block.text
+        error = protocol_error(exc)
+        return True, f"{error.error.code}: {error.error.message}"
+    return only_text(result)
 
 
 async def by_kit(tool: Any, arguments: dict[str, Any], **options: Any) -> tuple[bool, str]:
