@@ -23,6 +23,14 @@ PROGRESS := awk '/^Collecting/ { n++; printf "\r  collecting packages: %d", n; f
 	/^Installing collected packages/ { printf "\n  installing %d packages...\n", n; fflush() } \
 	/^Successfully installed/ { print "  installed" }'
 
+# The TypeScript SDK's client 2.x, which tests/hosts/test_typescript_client.py drives against
+# the examples (both generations), in $(TS_CLIENT) on the system's Node (>= 20, from Debian
+# with npm when missing). Pinned: the versions the docs describe.
+TS_CLIENT         := .ts-client
+TS_CLIENT_VERSION := 2.4.0
+TS_TASKS_VERSION  := 0.2.2
+TS_STAMP          := $(TS_CLIENT)/.installed-$(TS_CLIENT_VERSION)-$(TS_TASKS_VERSION)
+
 # Every venv but the lowest and the latest installs the versions CI tested (pip -c).
 CONSTRAINTS := constraints.txt
 
@@ -44,7 +52,7 @@ demo: $(STAMP)
 # listed at the end. (Not `loadgroup`: on pytest 9.2 it no longer groups, pytest-xdist#1386.)
 PYTEST := -m pytest -n auto --dist loadfile --durations=15
 
-test: $(STAMP) redis-server haproxy
+test: $(STAMP) redis-server haproxy $(TS_STAMP)
 	$(BIN)/python $(PYTEST)
 
 # The suite on another Python, in its own venv: `make test-3.10`, `make test-3.13` (.venv-3.10,
@@ -64,7 +72,7 @@ find-python = py=$$(pyenv prefix "$$(pyenv latest $(1) 2>/dev/null)" 2>/dev/null
 
 # The wheel test (tests/tooling/test_wheel.py) runs on the default Python only: it builds and
 # installs the package, which takes minutes, and the packaging is the same on every Python.
-test-%: .venv-%/.installed redis-server haproxy
+test-%: .venv-%/.installed redis-server haproxy $(TS_STAMP)
 	.venv-$*/bin/python $(PYTEST) -m "not wheel"
 
 # The suite with every dependency we declare at its lower bound (.ci/lowest.py turns
@@ -82,14 +90,14 @@ $(LOWEST)/.installed: pyproject.toml .ci/lowest.py
 		| $(PROGRESS)
 	@touch $@
 
-test-lowest: $(LOWEST)/.installed redis-server haproxy
+test-lowest: $(LOWEST)/.installed redis-server haproxy $(TS_STAMP)
 	$(LOWEST)/bin/python $(PYTEST) -m "not wheel"
 
 # The suite, the type checker and the linter on the newest release of every dependency
 # (constraints.txt ignored), in a .venv-latest made anew each time: tells when an upstream
 # release breaks us before `make lock` takes it in. CI runs it and says so loudly.
 LATEST := .venv-latest
-test-latest: redis-server haproxy
+test-latest: redis-server haproxy $(TS_STAMP)
 	@echo "Setting up $(LATEST): the newest release of every dependency"
 	rm -rf $(LATEST) && $(PYTHON) -m venv $(LATEST)
 	@$(LATEST)/bin/python -m pip install --quiet --upgrade pip
@@ -168,6 +176,17 @@ $(SUITES_STAMP): | npm
 	@$(SUITES)/node_modules/.bin/node --version | grep -q '^v$(NODE_VERSION)$$'
 	@touch $@
 
+# The TypeScript client's install (variables at the top).
+$(TS_STAMP): | npm
+	@echo "Installing the TypeScript MCP client $(TS_CLIENT_VERSION) into $(TS_CLIENT)"
+	@rm -rf $(TS_CLIENT) && mkdir -p $(TS_CLIENT)
+	@echo '{"private": true, "type": "module"}' > $(TS_CLIENT)/package.json
+	@npm install --prefix $(TS_CLIENT) --no-audit --no-fund --loglevel=error \
+		@modelcontextprotocol/client@$(TS_CLIENT_VERSION) \
+		@modelcontextprotocol/ext-tasks@$(TS_TASKS_VERSION)
+	@node -e 'const [major] = process.versions.node.split("."); if (+major < 20) { console.error("Node >= 20 needed, found " + process.version); process.exit(1) }'
+	@touch $@
+
 # npm itself (any version: it only downloads), from Debian when missing, as for redis-server.
 npm:
 	@command -v npm >/dev/null || { \
@@ -177,6 +196,7 @@ npm:
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends \
 			npm >/dev/null; \
 		command -v npm >/dev/null; }
+	@command -v node >/dev/null || { echo "npm is here but node is not on PATH"; exit 1; }
 
 lint: $(STAMP)
 	$(BIN)/python -m mypy --strict mcp_resolve
@@ -196,4 +216,4 @@ bench: $(STAMP) redis-server
 	$(BIN)/python benchmarks/tasks.py
 
 clean:
-	rm -rf $(VENV) .venv-* $(SUITES) dist .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-* $(SUITES) $(TS_CLIENT) dist .pytest_cache .mypy_cache .ruff_cache .hypothesis
