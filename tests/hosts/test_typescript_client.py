@@ -3,7 +3,9 @@
 `tests/support/typescript/call.mjs` makes one call through `@modelcontextprotocol/client`
 over Streamable HTTP, with `versionNegotiation` `legacy` (its default: 2025-11-25) or `auto`
 (2026-07-28 against our servers), answering questions from a script, and prints what it
-got. `make test` installs the client into `.ts-client/` (pinned, on the system's Node).
+got (tests/support/typescript/). `make test` installs the client into `.ts-client/`
+(pinned, on the system's Node). Background tasks through ext-tasks:
+tests/deploy/test_tasks_typescript.py.
 """
 
 from __future__ import annotations
@@ -11,8 +13,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import shutil
-import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -20,12 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.typescript import driver, finish, start, text
 
 from mcp_resolve.demo.processes import http_server
 
-ROOT = Path(__file__).resolve().parents[2]
-CLIENT = ROOT / ".ts-client"
-SCRIPT = ROOT / "tests" / "support" / "typescript" / "call.mjs"
 ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 FORMS = {"elicitation": {"form": {}}}
 SECRET = "webhook-secret-for-the-typescript-tests"
@@ -33,43 +31,11 @@ SECRET = "webhook-secret-for-the-typescript-tests"
 
 @pytest.fixture(scope="module")
 def node() -> Path:
-    """The driver beside the installed client (ES modules resolve packages from the script's
-    folder up), copied afresh so an edit to it counts."""
-    installed = CLIENT / "node_modules" / "@modelcontextprotocol" / "client"
-    assert installed.is_dir(), "the TypeScript client is not installed: run `make test`"
-    assert shutil.which("node"), "node is not on PATH: run `make test`"
-    driver = CLIENT / "call.mjs"
-    shutil.copyfile(SCRIPT, driver)
-    return driver
+    return driver("call.mjs")
 
 
-def start(driver: Path, url: str, mode: str, tool: str, **spec: Any) -> subprocess.Popen[str]:
-    body = {"url": url, "mode": mode, "tool": tool, **spec}
-    return subprocess.Popen(
-        ["node", str(driver), json.dumps(body)],
-        cwd=CLIENT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def finish(process: subprocess.Popen[str], timeout: float = 60) -> dict[str, Any]:
-    out, err = process.communicate(timeout=timeout)
-    lines = [json.loads(line) for line in out.splitlines() if line.strip()]
-    assert lines, f"the client printed nothing; stderr:\n{err[-2000:]}"
-    outcome: dict[str, Any] = lines[-1]
-    return outcome
-
-
-def call(driver: Path, url: str, mode: str, tool: str, **spec: Any) -> dict[str, Any]:
-    return finish(start(driver, url, mode, tool, **spec))
-
-
-def text(outcome: dict[str, Any]) -> str:
-    assert "result" in outcome, outcome
-    content: str = outcome["result"]["content"][0]["text"]
-    return content
+def call(script: Path, url: str, mode: str, tool: str, **spec: Any) -> dict[str, Any]:
+    return finish(start(script, url=url, mode=mode, tool=tool, **spec))
 
 
 @pytest.fixture
@@ -157,7 +123,7 @@ def paid(url: str, order: str) -> int:
 def test_a_url_step_waits_until_the_webhook_completes_it(node: Path, mode: str) -> None:
     with http_server("checkout", env={"CHECKOUT_WEBHOOK_SECRET": SECRET}) as url:
         process = start(
-            node, url, mode, "pay_by_card", arguments={"order": "A7"},
+            node, url=url, mode=mode, tool="pay_by_card", arguments={"order": "A7"},
             capabilities={"elicitation": {"url": {}}}, answers=[{"action": "accept"}],
             announce=True,
         )  # fmt: skip
