@@ -1,7 +1,7 @@
 """The README's demo: the seed's stories against real example servers, on every transport.
 
-Starts example servers (files, bistro, order_book, notes, warehouse) as real subprocesses and
-drives them with the official SDK's `Client`, over stdio and over Streamable HTTP on
+Starts example servers (files, bistro, checkout, order_book, notes, warehouse) as real
+subprocesses and drives them with the official SDK's `Client`, over stdio and over Streamable HTTP on
 127.0.0.1, on a legacy connection and on a 2026-07-28 one, printing what each section shows,
 then every question and the answer given. `--interactive` lets a person answer instead.
 `--serve NAME` runs one example server for another client instead. The servers ship inside
@@ -15,8 +15,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
+import hmac
+import json
 import runpy
+import secrets
 import sys
+import threading
+import time
+import urllib.request
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -41,6 +48,7 @@ class Section:
     shows: str
     calls: tuple[tuple[str, dict[str, Any]], ...]
     sampling: bool = True  # whether the client lends its LLM (declares sampling)
+    webhook: bool = False  # over HTTP whatever the transport: a card provider reports to it
 
 
 BOOKING = {"date": "2025-12-25", "party_size": 2}
@@ -64,6 +72,12 @@ SECTIONS: dict[str, list[Section]] = {
             "bistro",
             "a URL question: the user opens a payment page, out of band",
             (("pay_deposit", {"booking_id": "b42"}),),
+        ),
+        Section(
+            "checkout",
+            "a URL step that waits until the card provider's signed webhook reports payment",
+            (("pay_by_card", {"order": "A17"}),),
+            webhook=True,
         ),
         Section(
             "order_book",
@@ -113,7 +127,32 @@ def scripted_content(message: str, schema: dict[str, Any]) -> dict[str, Any]:
     return content
 
 
-def make_callback(interactive: bool) -> ElicitationFnT:
+class CardProvider:
+    """Stands in for the card provider of `examples/checkout.py`: once the user has opened
+    the payment page, it reports the payment to the server's webhook, signed with the secret
+    the two share, a second later (the user paying), from a thread of its own."""
+
+    def __init__(self, url: str, secret: str) -> None:
+        self.webhook = url.removesuffix("/mcp") + "/webhooks/card-paid"
+        self.secret = secret
+
+    def pays_soon(self, order: str) -> None:
+        threading.Timer(1.0, self.report, (order,)).start()
+
+    def report(self, order: str) -> None:
+        event = {"id": f"evt-{order}", "type": "card.paid", "order": order, "created": time.time()}
+        body = json.dumps(event).encode()
+        signature = hmac.new(self.secret.encode(), body, hashlib.sha256).hexdigest()
+        request = urllib.request.Request(
+            self.webhook, data=body, headers={"X-Signature": signature}, method="POST"
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            print(
+                f"    (the card provider reports the payment: webhook answered {response.status})"
+            )
+
+
+def make_callback(interactive: bool, provider: CardProvider | None = None) -> ElicitationFnT:
     async def callback(
         context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult:
@@ -125,6 +164,8 @@ def make_callback(interactive: bool) -> ElicitationFnT:
                 raw = await anyio.to_thread.run_sync(input, "      Open it? [yes/no]: ")
                 action = "accept" if raw.strip().lower() in ("y", "yes") else "decline"
             print(f"    > {action}")
+            if provider is not None and action == "accept":
+                provider.pays_soon(params.url.rsplit("/", 1)[-1])
             return types.ElicitResult(action=action)
         print(f"    ? {params.message}")
         schema = params.requested_schema
@@ -166,11 +207,20 @@ def make_sampling(interactive: bool) -> SamplingFnT:
 
 @contextlib.asynccontextmanager
 async def connect(
-    server: str, transport: str, mode: str, interactive: bool, sampling: bool
+    server: str, transport: str, mode: str, interactive: bool, sampling: bool, webhook: bool
 ) -> AsyncIterator[Client]:
     callbacks: dict[str, Any] = {"elicitation_callback": make_callback(interactive)}
     if sampling:
         callbacks["sampling_callback"] = make_sampling(interactive)
+    if webhook:  # the provider reaches the server over HTTP, whatever the client's transport
+        secret = secrets.token_urlsafe(32)
+        with http_server(server, env={"CHECKOUT_WEBHOOK_SECRET": secret}) as url:
+            callbacks["elicitation_callback"] = make_callback(
+                interactive, CardProvider(url, secret)
+            )
+            async with Client(url, mode=mode, **callbacks) as client:
+                yield client
+        return
     if transport == "stdio":
         params = StdioServerParameters(command=sys.executable, args=[str(example_path(server))])
         async with Client(params, mode=mode, **callbacks) as client:
@@ -188,7 +238,7 @@ async def run(transports: list[str], modes: list[str], interactive: bool) -> Non
             for section in SECTIONS[mode]:
                 print(f"\n  -- {section.server}: {section.shows}")
                 async with connect(
-                    section.server, transport, mode, interactive, section.sampling
+                    section.server, transport, mode, interactive, section.sampling, section.webhook
                 ) as client:
                     for tool, arguments in section.calls:
                         await tell(client, tool, arguments)

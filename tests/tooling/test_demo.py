@@ -35,6 +35,17 @@ def test_the_demo_tells_every_story_over_stdio_and_http_on_both_generations(out:
     assert "error" not in out
 
 
+def test_the_demo_shows_a_url_step_held_until_the_webhook_reports_the_payment(out: str) -> None:
+    # On both generations: the legacy call waits, the 2026-07-28 retry is held; the result
+    # comes only after the signed report (over HTTP whatever the client's transport).
+    held = (
+        "    > accept\n"
+        "    (the card provider reports the payment: webhook answered 200)\n"
+        "    = paid: receipt for order A17\n"
+    )
+    assert out.count(held) == 4
+
+
 def test_each_section_says_in_one_line_what_it_shows(out: str) -> None:
     headers = [line for line in out.splitlines() if line.startswith("  -- ")]
     expected = [
