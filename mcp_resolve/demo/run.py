@@ -1,11 +1,12 @@
 """The README's demo: the seed's stories against real example servers, on every transport.
 
 Starts example servers (files, bistro, checkout, order_book, notes, warehouse) as real
-subprocesses and drives them with the official SDK's `Client`, over stdio and over Streamable HTTP on
-127.0.0.1, on a legacy connection and on a 2026-07-28 one, printing what each section shows,
-then every question and the answer given. `--interactive` lets a person answer instead.
-`--serve NAME` runs one example server for another client instead. The servers ship inside
-the installed package, so this works from a wheel as from a checkout.
+subprocesses and drives them with the official SDK's `Client`, over stdio and over
+Streamable HTTP on 127.0.0.1, on a legacy connection and on a 2026-07-28 one, printing what
+each section shows, then every question and the answer given. `--interactive` lets a
+person answer instead. `--serve NAME` runs one example server for another client instead.
+The servers ship inside the installed package, so this works from a wheel as from a
+checkout.
 
     mcp-resolve demo [--interactive] [--transport stdio|http] [--mode legacy|2026-07-28]
     mcp-resolve demo --serve NAME [--http HOST:PORT]
