@@ -91,6 +91,16 @@ REPORTS: dict[tuple[str, str], Report] = {
         state=lambda checkout: list(checkout.recorded()),
         completes="card-o1",
     ),
+    ("release_manager", "/webhooks/signed-off"): Report(
+        event=lambda rid, t: {
+            "id": rid,
+            "type": "release.signed_off",
+            "version": "1.4.0",
+            "created": t,
+        },
+        state=lambda manager: sorted(manager.SIGNED_OFF),
+        completes="sign-off-1.4.0",
+    ),
 }
 ROUTES = sorted(REPORTS)
 
