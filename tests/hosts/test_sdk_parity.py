@@ -114,7 +114,9 @@ async def test_a_resolvers_tool_error_names_the_resolver_after_its_own_text(mode
     )
 
 
-async def test_answers_on_a_first_call_are_used_by_us_and_asked_again_by_the_sdk() -> None:
+async def test_answers_on_a_first_call_are_asked_again_by_both_servers() -> None:
+    """Nothing shows which words such an answer's user saw (an echoed digest is ours alone:
+    tests/hosts/test_first_call_answers.py)."""
     answer = types.ElicitResult(action="accept", content={"ok": True})
     seen = []
     for cls in (MCPServer, ResolvingMCPServer):
@@ -129,8 +131,8 @@ async def test_answers_on_a_first_call_are_used_by_us_and_asked_again_by_the_sdk
             )
     theirs, ours = seen
     assert isinstance(theirs, types.InputRequiredResult)
-    assert isinstance(ours, types.CallToolResult)
-    assert ours.content[0].text == "deleted /tmp/project"  # type: ignore[union-attr]
+    assert isinstance(ours, types.InputRequiredResult)
+    assert list(ours.input_requests or {}) == list(theirs.input_requests or {})
 
 
 def with_own_rounds(app: MCPServer) -> None:
