@@ -1,7 +1,9 @@
 # Two commands do all set-up on a fresh machine with only Python:
 #   make demo   runs the demo
 #   make test   runs the whole test suite
-# (`make conformance` runs the official MCP conformance suite; it installs what it needs.)
+# (`make conformance` runs the official MCP conformance suite; it installs what it needs.
+# `make typescript` runs the tests that drive the TypeScript SDK's client; `make test` installs
+# that client first.)
 # Both create (or reuse) .venv and install the project with its dev extra into it, at the
 # versions CI tests (constraints.txt; `make lock` renews it, `make test-latest` tries the newest).
 # `make test-3.10` / `test-3.13` run the suite on another Python (pyenv's), `make test-lowest`
@@ -13,7 +15,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: demo test lint docs bench clean redis-server haproxy conformance npm dist test-lowest \
-	test-latest lock
+	test-latest lock typescript
 
 # pip's own output is a wall of text; this shows one line that counts what pip collects, then
 # what it installs. pip's errors (stderr) are shown as they are; pipefail keeps its status.
@@ -44,8 +46,29 @@ demo: $(STAMP)
 # listed at the end. (Not `loadgroup`: on pytest 9.2 it no longer groups, pytest-xdist#1386.)
 PYTEST := -m pytest -n auto --dist loadfile --durations=15
 
-test: $(STAMP) redis-server haproxy
+# The TypeScript SDK's client 2.x (and its tasks extension) with the Node >= 20 it needs (the
+# npm package `node`), in $(TS_DIR), for tests/deploy/test_typescript_client.py, which is
+# skipped, saying so, where the folder is missing.
+TS_DIR        := .typescript
+TS_NODE       := 22.23.3
+TS_CLIENT     := 2.4.0
+TS_TASKS      := 0.2.2
+TS_STAMP      := $(TS_DIR)/.installed-$(TS_NODE)-$(TS_CLIENT)-$(TS_TASKS)
+
+test: $(STAMP) redis-server haproxy $(TS_STAMP)
 	$(BIN)/python $(PYTEST)
+
+typescript: $(STAMP) $(TS_STAMP)
+	$(BIN)/python -m pytest tests/deploy/test_typescript_client.py
+
+$(TS_STAMP): | npm
+	@echo "Installing Node $(TS_NODE) and the TypeScript client $(TS_CLIENT) into $(TS_DIR)"
+	@rm -rf $(TS_DIR) && mkdir -p $(TS_DIR)
+	@echo '{"private": true}' > $(TS_DIR)/package.json
+	@npm install --prefix $(TS_DIR) --no-audit --no-fund --loglevel=error node@$(TS_NODE) \
+		@modelcontextprotocol/client@$(TS_CLIENT) @modelcontextprotocol/ext-tasks@$(TS_TASKS)
+	@$(TS_DIR)/node_modules/.bin/node --version | grep -q '^v$(TS_NODE)$$'
+	@touch $@
 
 # The suite on another Python, in its own venv: `make test-3.10`, `make test-3.13` (.venv-3.10,
 # .venv-3.13). The interpreter is pyenv's newest 3.X where pyenv has one, else python3.X on
