@@ -171,3 +171,15 @@ async def test_the_server_agrees(mode: str) -> None:
     async with Client(server, mode=mode, elicitation_callback=user) as client:
         result = await client.call_tool("book", {"booking": "b1"})
     assert result.content[0].text == "paid: receipt b1"  # type: ignore[union-attr]
+
+
+def test_the_kits_default_deadline_is_the_servers() -> None:
+    from mcp_resolve.protocol.legacy import DEFAULT_ASK_TIMEOUT as SERVERS
+    from mcp_resolve.testing.waits import DEFAULT_ASK_TIMEOUT as KITS
+
+    assert KITS == SERVERS
+
+
+async def test_an_ask_timeout_that_is_no_deadline_is_refused() -> None:
+    with pytest.raises(ValueError, match="ask_timeout must be a positive number"):
+        await call(book, {"booking": "b9"}, answers={deposit: "accept"}, ask_timeout=0)
