@@ -85,10 +85,11 @@ find-python = py=$$(pyenv prefix "$$(pyenv latest $(1) 2>/dev/null)" 2>/dev/null
 		-e ".[dev]" | $(PROGRESS)
 	@touch $@
 
-# The wheel test (tests/tooling/test_wheel.py) runs on the default Python only: it builds and
-# installs the package, which takes minutes, and the packaging is the same on every Python.
+# The wheel test (tests/tooling/test_wheel.py) and the TypeScript client's (marker typescript)
+# run on the default Python only: the wheel test builds and installs the package, which takes
+# minutes, and the packaging, like the wire the TypeScript client sees, is the same on every Python.
 test-%: .venv-%/.installed redis-server haproxy
-	.venv-$*/bin/python $(PYTEST) -m "not wheel"
+	.venv-$*/bin/python $(PYTEST) -m "not wheel and not typescript"
 
 # The suite with every dependency we declare at its lower bound (.ci/lowest.py turns
 # pyproject's `>=` bounds into `==` pins), in .venv-lowest, on the lowest Python we support.
@@ -106,7 +107,7 @@ $(LOWEST)/.installed: pyproject.toml .ci/lowest.py
 	@touch $@
 
 test-lowest: $(LOWEST)/.installed redis-server haproxy
-	$(LOWEST)/bin/python $(PYTEST) -m "not wheel"
+	$(LOWEST)/bin/python $(PYTEST) -m "not wheel and not typescript"
 
 # The suite, the type checker and the linter on the newest release of every dependency
 # (constraints.txt ignored), in a .venv-latest made anew each time: tells when an upstream
@@ -120,7 +121,7 @@ test-latest: redis-server haproxy
 		-e ".[dev]" | $(PROGRESS)
 	$(LATEST)/bin/python -m mypy --strict mcp_resolve
 	$(LATEST)/bin/python -m ruff check .
-	$(LATEST)/bin/python $(PYTEST) -m "not wheel"
+	$(LATEST)/bin/python $(PYTEST) -m "not wheel and not typescript"
 
 # constraints.txt anew: a fresh venv per supported Python with the newest releases
 # pyproject.toml admits, their `pip freeze` merged by .ci/lock.py (a pin that differs

@@ -7,7 +7,8 @@ elicitation, sampling, a URL question whose wait a signed webhook ends, and what
 client reports when its own request timeout passes while the server holds the call.
 
 `make typescript` installs Node and the client into `.typescript/` (ignored by git); `make
-test` does it first. Run alone, without that folder, these tests are skipped, saying so.
+test` does it first. Run alone, without that folder, these tests are skipped, saying so;
+like the wheel test they run on the default Python only (marker `typescript`).
 """
 
 from __future__ import annotations
@@ -34,10 +35,13 @@ NEGOTIATIONS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 SECRET = "typescript-test-webhook-secret"
 ELICITATION = {"elicitation": {"form": {}, "url": {}}}
 
-pytestmark = pytest.mark.skipif(
-    not (NODE.exists() and (MODULES / "@modelcontextprotocol" / "client").is_dir()),
-    reason="the TypeScript client is not installed: run `make typescript`",
-)
+pytestmark = [
+    pytest.mark.typescript,
+    pytest.mark.skipif(
+        not (NODE.exists() and (MODULES / "@modelcontextprotocol" / "client").is_dir()),
+        reason="the TypeScript client is not installed: run `make typescript`",
+    ),
+]
 
 
 def ts_call(
