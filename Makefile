@@ -1,7 +1,9 @@
 # Two commands do all set-up on a fresh machine with only Python:
 #   make demo   runs the demo
 #   make test   runs the whole test suite
-# (`make conformance` runs the official MCP conformance suite; it installs what it needs.)
+# (`make conformance` runs the official MCP conformance suite; it installs what it needs.
+# `make typescript` runs the tests that drive the TypeScript SDK's client; `make test` installs
+# that client first.)
 # Both create (or reuse) .venv and install the project with its dev extra into it, at the
 # versions CI tests (constraints.txt; `make lock` renews it, `make test-latest` tries the newest).
 # `make test-3.10` / `test-3.13` run the suite on another Python (pyenv's), `make test-lowest`
@@ -13,7 +15,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: demo test lint docs bench clean redis-server haproxy conformance npm dist test-lowest \
-	test-latest lock
+	test-latest lock typescript
 
 # pip's own output is a wall of text; this shows one line that counts what pip collects, then
 # what it installs. pip's errors (stderr) are shown as they are; pipefail keeps its status.
@@ -22,14 +24,6 @@ SHELL := /bin/bash
 PROGRESS := awk '/^Collecting/ { n++; printf "\r  collecting packages: %d", n; fflush() } \
 	/^Installing collected packages/ { printf "\n  installing %d packages...\n", n; fflush() } \
 	/^Successfully installed/ { print "  installed" }'
-
-# The TypeScript SDK's client 2.x, which tests/hosts/test_typescript_client.py drives against
-# the examples (both generations), in $(TS_CLIENT) on the system's Node (>= 20, from Debian
-# with npm when missing). Pinned: the versions the docs describe.
-TS_CLIENT         := .ts-client
-TS_CLIENT_VERSION := 2.4.0
-TS_TASKS_VERSION  := 0.2.2
-TS_STAMP          := $(TS_CLIENT)/.installed-$(TS_CLIENT_VERSION)-$(TS_TASKS_VERSION)
 
 # Every venv but the lowest and the latest installs the versions CI tested (pip -c).
 CONSTRAINTS := constraints.txt
@@ -52,8 +46,29 @@ demo: $(STAMP)
 # listed at the end. (Not `loadgroup`: on pytest 9.2 it no longer groups, pytest-xdist#1386.)
 PYTEST := -m pytest -n auto --dist loadfile --durations=15
 
+# The TypeScript SDK's client 2.x (and its tasks extension) with the Node >= 20 it needs (the
+# npm package `node`), in $(TS_DIR), for the tests marked `typescript` (they fail, saying
+# how to install it, where the folder is missing).
+TS_DIR        := .typescript
+TS_NODE       := 22.23.3
+TS_CLIENT     := 2.4.0
+TS_TASKS      := 0.2.2
+TS_STAMP      := $(TS_DIR)/.installed-$(TS_NODE)-$(TS_CLIENT)-$(TS_TASKS)
+
 test: $(STAMP) redis-server haproxy $(TS_STAMP)
 	$(BIN)/python $(PYTEST)
+
+typescript: $(STAMP) $(TS_STAMP)
+	$(BIN)/python -m pytest -m typescript tests/deploy
+
+$(TS_STAMP): | npm
+	@echo "Installing Node $(TS_NODE) and the TypeScript client $(TS_CLIENT) into $(TS_DIR)"
+	@rm -rf $(TS_DIR) && mkdir -p $(TS_DIR)
+	@echo '{"private": true}' > $(TS_DIR)/package.json
+	@npm install --prefix $(TS_DIR) --no-audit --no-fund --loglevel=error node@$(TS_NODE) \
+		@modelcontextprotocol/client@$(TS_CLIENT) @modelcontextprotocol/ext-tasks@$(TS_TASKS)
+	@$(TS_DIR)/node_modules/.bin/node --version | grep -q '^v$(TS_NODE)$$'
+	@touch $@
 
 # The suite on another Python, in its own venv: `make test-3.10`, `make test-3.13` (.venv-3.10,
 # .venv-3.13). The interpreter is pyenv's newest 3.X where pyenv has one, else python3.X on
@@ -70,10 +85,11 @@ find-python = py=$$(pyenv prefix "$$(pyenv latest $(1) 2>/dev/null)" 2>/dev/null
 		-e ".[dev]" | $(PROGRESS)
 	@touch $@
 
-# The wheel test (tests/tooling/test_wheel.py) runs on the default Python only: it builds and
-# installs the package, which takes minutes, and the packaging is the same on every Python.
-test-%: .venv-%/.installed redis-server haproxy $(TS_STAMP)
-	.venv-$*/bin/python $(PYTEST) -m "not wheel"
+# The wheel test (tests/tooling/test_wheel.py) and the TypeScript client's (marker typescript)
+# run on the default Python only: the wheel test builds and installs the package, which takes
+# minutes, and the packaging, like the wire the TypeScript client sees, is the same on every Python.
+test-%: .venv-%/.installed redis-server haproxy
+	.venv-$*/bin/python $(PYTEST) -m "not wheel and not typescript"
 
 # The suite with every dependency we declare at its lower bound (.ci/lowest.py turns
 # pyproject's `>=` bounds into `==` pins), in .venv-lowest, on the lowest Python we support.
@@ -90,14 +106,14 @@ $(LOWEST)/.installed: pyproject.toml .ci/lowest.py
 		| $(PROGRESS)
 	@touch $@
 
-test-lowest: $(LOWEST)/.installed redis-server haproxy $(TS_STAMP)
-	$(LOWEST)/bin/python $(PYTEST) -m "not wheel"
+test-lowest: $(LOWEST)/.installed redis-server haproxy
+	$(LOWEST)/bin/python $(PYTEST) -m "not wheel and not typescript"
 
 # The suite, the type checker and the linter on the newest release of every dependency
 # (constraints.txt ignored), in a .venv-latest made anew each time: tells when an upstream
 # release breaks us before `make lock` takes it in. CI runs it and says so loudly.
 LATEST := .venv-latest
-test-latest: redis-server haproxy $(TS_STAMP)
+test-latest: redis-server haproxy
 	@echo "Setting up $(LATEST): the newest release of every dependency"
 	rm -rf $(LATEST) && $(PYTHON) -m venv $(LATEST)
 	@$(LATEST)/bin/python -m pip install --quiet --upgrade pip
@@ -105,7 +121,7 @@ test-latest: redis-server haproxy $(TS_STAMP)
 		-e ".[dev]" | $(PROGRESS)
 	$(LATEST)/bin/python -m mypy --strict mcp_resolve
 	$(LATEST)/bin/python -m ruff check .
-	$(LATEST)/bin/python $(PYTEST) -m "not wheel"
+	$(LATEST)/bin/python $(PYTEST) -m "not wheel and not typescript"
 
 # constraints.txt anew: a fresh venv per supported Python with the newest releases
 # pyproject.toml admits, their `pip freeze` merged by .ci/lock.py (a pin that differs
@@ -176,17 +192,6 @@ $(SUITES_STAMP): | npm
 	@$(SUITES)/node_modules/.bin/node --version | grep -q '^v$(NODE_VERSION)$$'
 	@touch $@
 
-# The TypeScript client's install (variables at the top).
-$(TS_STAMP): | npm
-	@echo "Installing the TypeScript MCP client $(TS_CLIENT_VERSION) into $(TS_CLIENT)"
-	@rm -rf $(TS_CLIENT) && mkdir -p $(TS_CLIENT)
-	@echo '{"private": true, "type": "module"}' > $(TS_CLIENT)/package.json
-	@npm install --prefix $(TS_CLIENT) --no-audit --no-fund --loglevel=error \
-		@modelcontextprotocol/client@$(TS_CLIENT_VERSION) \
-		@modelcontextprotocol/ext-tasks@$(TS_TASKS_VERSION)
-	@node -e 'const [major] = process.versions.node.split("."); if (+major < 20) { console.error("Node >= 20 needed, found " + process.version); process.exit(1) }'
-	@touch $@
-
 # npm itself (any version: it only downloads), from Debian when missing, as for redis-server.
 npm:
 	@command -v npm >/dev/null || { \
@@ -196,7 +201,6 @@ npm:
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends \
 			npm >/dev/null; \
 		command -v npm >/dev/null; }
-	@command -v node >/dev/null || { echo "npm is here but node is not on PATH"; exit 1; }
 
 lint: $(STAMP)
 	$(BIN)/python -m mypy --strict mcp_resolve
@@ -216,4 +220,4 @@ bench: $(STAMP) redis-server
 	$(BIN)/python benchmarks/tasks.py
 
 clean:
-	rm -rf $(VENV) .venv-* $(SUITES) $(TS_CLIENT) dist .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-* $(SUITES) dist .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -56,9 +56,6 @@ def build(server: type[MCPServer] = Server) -> MCPServer:
     return mcp
 
 
-KEY = "migrating:confirm_delete"  # module:qualname, as both servers name it
-
-
 async def differences(server: type[MCPServer], mode: str) -> dict[str, Any]:
     """The calls whose results differ between the two servers, on one generation."""
 
@@ -71,20 +68,6 @@ async def differences(server: type[MCPServer], mode: str) -> dict[str, Any]:
         seen["a string for a boolean"] = sloppy.content[0].text  # type: ignore[union-attr]
         locked = await c.call_tool("balance", {})
         seen["a resolver's ToolError"] = locked.content[0].text  # type: ignore[union-attr]
-        if mode == "2026-07-28":
-            # A client that knows the question's key answers it on its first call.
-            yes = types.ElicitResult(action="accept", content={"ok": True})
-            answered = await c.session.call_tool(
-                "delete_folder",
-                {"path": "/tmp/project"},
-                input_responses={KEY: yes},
-                allow_input_required=True,
-            )
-            seen["answers on a first call"] = (
-                answered.content[0].text  # type: ignore[union-attr]
-                if isinstance(answered, types.CallToolResult)
-                else "asked again"
-            )
     return seen
 
 

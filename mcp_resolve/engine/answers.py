@@ -8,12 +8,14 @@ becomes a `ResolutionError` naming the resolver and parameter, never a validatio
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from ..analysis.nodes import Node
+from ..errors import ResolutionError
 from ..markers import Elicit, ElicitURL
 from ..outcomes import (
     OUTCOME_TYPES,
@@ -28,7 +30,9 @@ from ..schema import fields_left_empty_as_none, render_elicitation_schema
 from ..sdk_phrases import NO_CONTENT, NOT_THE_FORM
 from .form_contract import Misfit, checked_content
 from .questions import Answer, Question
-from .replies import UNANSWERED, Supplied
+from .replies import UNANSWERED, Supplied, reply_of
+
+logger = logging.getLogger("mcp_resolve")
 
 DECLINED = DeclinedElicitation()
 CANCELLED = CancelledElicitation()
@@ -71,6 +75,33 @@ def outcome_of(question: Question, answer: Answer, tool: str) -> tuple[Any, Answ
         f"(fields: {', '.join(fields)})",
         tool=tool,
     )
+
+
+def outcome_for(question: Question, answer: Answer, graph: Any) -> tuple[Any, Answer]:
+    """The outcome `answer` gives `question` and the answer as it may be recorded, or
+    `UNANSWERED` for an answer recorded in an earlier round that no longer fits.
+
+    A recorded answer passed these checks when it was given; failing them now means the
+    server changed in between (a validator tightened in a rolling deploy, the JSON schema
+    unchanged, so the digest still matches): the user is asked again, as the SDK does,
+    rather than the call failing for what the user did right. A fresh answer that does
+    not fit is the client's mistake and fails, naming the resolver.
+    """
+    try:
+        if question.kind == "sampling" or question.kind == "roots":
+            parse = getattr(graph, "reply_parser", None)
+            return reply_of(question, answer, graph.tool, parse), answer
+        return outcome_of(question, answer, graph.tool)
+    except ResolutionError as exc:
+        if not answer.recorded:
+            raise
+        logger.info(
+            "Tool %r: the recorded answer to resolver %r no longer fits (%s); asking again",
+            graph.tool,
+            question.resolver,
+            exc,
+        )
+        return UNANSWERED, answer
 
 
 def accepts(answer: Answer | Outcome) -> bool:

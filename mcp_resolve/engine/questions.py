@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..client_requests import KINDS, AnyQuestion, Kind, ListRoots, Sample
@@ -62,12 +62,14 @@ class Answer:
 
     `digest`, when given, must equal the digest of the question being answered; an answer
     recorded for a differently worded question is then not used and the question is asked
-    again. Content is validated against the question's schema by the engine.
+    again. Content is validated against the question's schema by the engine; a `recorded`
+    answer that no longer fits (the server changed between rounds) asks the question again.
     """
 
     action: Action
     content: Mapping[str, Any] | None = None
     digest: str | None = None
+    recorded: bool = field(default=False, compare=False)  # read back from a request state
 
     def __post_init__(self) -> None:
         if self.action not in _ACTIONS:

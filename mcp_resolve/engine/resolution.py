@@ -30,13 +30,13 @@ from ..outcomes import OUTCOME_TYPES, Outcome
 from ..plan.compiler import BLOCKED, PENDING
 from ..plan.plan import Plan
 from . import workers
-from .answers import check_undeclared, outcome_of, take_answers
+from .answers import check_undeclared, outcome_for, take_answers
 from .app_scope import NO_VALUES as _NO_VALUES
 from .app_scope import AppScope, app_step, app_value
 from .cleanup import ExitStack
 from .questions import Answer, Question
 from .refusal import refused
-from .replies import UNANSWERED, Supplied, reply_of
+from .replies import UNANSWERED, Supplied
 from .results import Resolved, Suspended
 from .scheduler import Scheduler
 from .stepping import DONE, forward, resume
@@ -340,11 +340,9 @@ class Resolution:
             return UNANSWERED
         if question.request_waits and answer.action == "accept":
             return UNANSWERED
-        if question.kind == "sampling" or question.kind == "roots":
-            parse = getattr(self._graph, "reply_parser", None)
-            outcome = reply_of(question, answer, self._graph.tool, parse)
-        else:
-            outcome, answer = outcome_of(question, answer, self._graph.tool)
+        outcome, answer = outcome_for(question, answer, self._graph)
+        if outcome is UNANSWERED:  # a recorded answer that no longer fits: ask again
+            return UNANSWERED
         if self.used is None:
             self.used = {}
         self.used[question.key] = (question, answer)

@@ -304,20 +304,35 @@ class ToolFlow:
     def _responses(self, conn: Connection, state: RoundState | None, graph: Graph) -> Answers:
         """This round's answers, read against the graph the call really runs (an override in
         a test may replace it): with a `state`, to the questions it records as asked; on a
-        first call, unpinned, to the question each key names (docs/protocol-generations.md)."""
+        first call, only those that echo the digest of the words they answer, pinned to it
+        (docs/protocol-generations.md: consent is never applied to other words)."""
         responses: Answers = {}
         by_key = self.by_key if graph is self.graph else {n.key: n for n in graph.nodes}
         for key, response in (conn.input_responses or {}).items():
             node = by_key.get(key)
             if node is None or (state is not None and key not in state.asked):
                 continue  # unknown keys, and answers the state did not ask for, are ignored
-            responses[key] = wire.answer_from(
+            digest = None
+            if state is None:
+                digest = wire.echoed_digest(response)
+                if digest is None:  # which words did its user see? Ask, rather than guess.
+                    logger.info(
+                        "Tool %r: answer to %r came without the request state or the "
+                        "question's digest; asking again",
+                        self.tool,
+                        key,
+                    )
+                    continue
+            answer = wire.answer_from(
                 response,
                 kind=node.asks,
                 resolver=node.name,
                 parameter=node.parameter,
                 tool=self.tool,
             )
+            if digest is not None:
+                answer = Answer(answer.action, answer.content, digest=digest)
+            responses[key] = answer
         return responses
 
     def _fallbacks(

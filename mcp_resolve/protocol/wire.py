@@ -58,6 +58,12 @@ def request_params(
     )
 
 
+QUESTION_META = "io.github.mcp-resolve/question"
+"""The `_meta` key of a 2026-07-28 input-required result that maps each input request's key
+to its question's digest; an answer sent without the request state may echo its digest
+under the same key in its own `_meta` (docs/protocol-generations.md)."""
+
+
 def wire_request(question: Question, tool: str) -> types.InputRequest:
     """The request that asks `question`, the same on both generations."""
     if question.kind == "form" or question.kind == "url":
@@ -68,10 +74,23 @@ def wire_request(question: Question, tool: str) -> types.InputRequest:
 def input_required(
     questions: Iterable[Question], state: str, tool: str
 ) -> types.InputRequiredResult:
+    """The questions of a round, and in `_meta` the digest of each: a client that lost the
+    request state can still show which words its user answered by echoing it; without the
+    echo, or the state, an answer is never applied to words it cannot be shown to match.
+    (Not on each request's params: the SDK's per-version sieve drops their `_meta`.)"""
+    questions = tuple(questions)
     return types.InputRequiredResult(
         input_requests={q.key: wire_request(q, tool) for q in questions},
         request_state=state,
+        _meta={QUESTION_META: {q.key: q.digest for q in questions}},
     )
+
+
+def echoed_digest(response: object) -> str | None:
+    """The question digest an answer's `_meta` echoes, if it names one."""
+    meta = getattr(response, "meta", None)
+    digest = meta.get(QUESTION_META) if isinstance(meta, dict) else None
+    return digest if isinstance(digest, str) else None
 
 
 def answer_from(

@@ -113,7 +113,7 @@ class RoundState:
                 raise StateError("malformed answer")
             if content is not None and not isinstance(content, dict):
                 raise StateError("malformed answer")
-            answers[key] = Answer(action, content, digest=digest)
+            answers[key] = Answer(action, content, digest=digest, recorded=True)
         return cls(
             answers=answers,
             asked=dict(asked),

@@ -56,7 +56,9 @@ class AskedQuestion:
     `sampling/createMessage` params of a sampling question (messages, `maxTokens`...);
     `message` is the form's or URL's message (empty for sampling and roots). `model` is
     the form's pydantic model (for `answers_for(question.model)`). `round` is the round it
-    was asked in, counting from 1.
+    was asked in, counting from 1. `elicitation_id` is what `complete()` names for a URL
+    question: its own id, or on `mode="in_process"` the one made for the call, as a legacy
+    client is sent it (None in rounds for a question without one: 2026-07-28 carries none).
     """
 
     key: str
@@ -70,9 +72,10 @@ class AskedQuestion:
     model: type[BaseModel] | None
     digest: str
     params: dict[str, Any] | None = None
+    elicitation_id: str | None = None
 
     @classmethod
-    def of(cls, question: Question, round: int) -> AskedQuestion:
+    def of(cls, question: Question, round: int, elicitation_id: str | None = None) -> AskedQuestion:
         request = question.request
         rendered = question.rendered()
         return cls(
@@ -87,6 +90,7 @@ class AskedQuestion:
             model=request.schema if isinstance(request, Elicit) else None,
             digest=question.digest,
             params=request.params() if isinstance(request, Sample) else None,
+            elicitation_id=elicitation_id,
         )
 
 

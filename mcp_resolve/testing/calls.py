@@ -36,6 +36,8 @@ from .asked import (
 )
 from .contexts import capabilities_of, require_context, signed_in
 from .trace import Trace, traced_graph
+from .waits import DEFAULT_ASK_TIMEOUT, check_ask_timeout, completed, connection, elicitation_id
+from .waits import held as held_until_complete
 
 R = TypeVar("R")
 Mode = Literal["rounds", "in_process"]
@@ -80,6 +82,7 @@ class CallOptions(TypedDict, total=False):
     context_types: tuple[type, ...]
     app: AppScope | None
     capabilities: Any
+    ask_timeout: float
 
 
 Arguments = Mapping[str, Any] | None
@@ -109,6 +112,7 @@ async def call(
     context_types: tuple[type, ...] = (),
     app: AppScope | None = None,
     capabilities: Any = None,
+    ask_timeout: float = DEFAULT_ASK_TIMEOUT,
 ) -> CallResult[Any]:
     """Call `tool` with `arguments`, answering its questions from `answers`.
 
@@ -143,6 +147,13 @@ async def call(
     Without either, the scripted user answers every kind of question. A `Sample` or
     `ListRoots` answer is validated as a host would (as the SDK's result).
 
+    A URL question that waits (`wait=True`) is held after the user's accept as a server
+    holds it: until `complete(None, elicitation_id)` (the host's, from the test or its
+    answer handler, as a webhook would) or the deadline, the question's `timeout`, else
+    `ask_timeout` (the servers' 600 s by default); then its resolver runs again, and a step
+    nobody completes ends in the server's error (`was not completed within N s`).
+    `AskedQuestion.elicitation_id` is the id to complete.
+
     `trace=True` records which resolvers ran, when and where (`CallResult.trace`). `app` keeps
     app-scoped values across calls; without it, each call has a scope of its own.
     """
@@ -166,6 +177,8 @@ async def call(
         capabilities = capabilities_of(context)
     capabilities = declared(capabilities)
     driver = _Driver(graph, answers, context, max_rounds, recorder, capabilities)
+    driver.ask_timeout = check_ask_timeout(ask_timeout)
+    driver.legacy = mode == "in_process"
     with signed_in(context):
         async with scope_for(app, graph) as driver.app:
             if mode == "rounds":
@@ -212,6 +225,9 @@ class _Driver:
     handler: AskedQuestionHandler | None = None
     table: dict[str, AnswerLike] = field(default_factory=dict)
     app: AppScope | None = None
+    ask_timeout: float = DEFAULT_ASK_TIMEOUT
+    legacy: bool = False
+    derived: dict[str, str] = field(default_factory=dict)  # elicitation ids made per call
 
     def __post_init__(self, answers: Answers | None) -> None:
         if answers is None or isinstance(answers, Mapping):
@@ -270,18 +286,27 @@ class _Driver:
         while True:
             async with self._start(graph, arguments) as resolution:
                 recorded = state.answers_with(responses) if state.asked or state.answers else None
-                outcome = await resolution.resolve(recorded)
-                while isinstance(outcome, Suspended):  # what the client cannot be asked
-                    supplied = fallbacks(self.capabilities, outcome.questions)
-                    if supplied is None:
-                        break
-                    outcome = await resolution.resolve(supplied)
+                settle = functools.partial(self._settled, resolution)
+                outcome = await settle(await resolution.resolve(recorded))
+                outcome = await held_until_complete(
+                    connection(legacy=False), resolution, recorded, outcome,
+                    tool=self.graph.tool, ask_timeout=self.ask_timeout, settle=settle,
+                )  # fmt: skip
                 if isinstance(outcome, Resolved):
                     return await self._body(arguments, outcome)
                 following = state.next_round(resolution.used or {}, outcome.questions)
             # The state travels through the client as JSON: what does not survive that, fails.
             state = RoundState.decode(following.encode())
             responses = await self._ask(outcome.questions)
+
+    async def _settled(self, resolution: Any, outcome: Resolved | Suspended) -> Any:
+        """The outcome once the questions this client cannot be asked took their fallbacks."""
+        while isinstance(outcome, Suspended):
+            supplied = fallbacks(self.capabilities, outcome.questions)
+            if supplied is None:
+                break
+            outcome = await resolution.resolve(supplied)
+        return outcome
 
     async def in_process(self, graph: ResolverGraph, arguments: dict[str, Any]) -> Any:
         """Legacy: one resolution, resumed with each round's answers."""
@@ -302,7 +327,8 @@ class _Driver:
         return graph.start(arguments, self.context, app=self.app, capabilities=self.capabilities)
 
     async def _answer(self, question: Question) -> Answer:
-        asked = AskedQuestion.of(question, self.round)
+        eid = elicitation_id(question, self.legacy, self.derived)
+        asked = AskedQuestion.of(question, self.round, eid)
         self.questions.append(asked)
         raw: Any
         if self.handler is not None:
@@ -313,7 +339,13 @@ class _Driver:
             raw = await answered(self.table.get(question.key), asked)
         if raw is None:
             raise UnansweredQuestion(asked, self.graph.tool)
-        return as_answer(raw, asked)
+        answer = as_answer(raw, asked)
+        if self.legacy and eid and question.request_waits and answer.action == "accept":
+            # As a legacy call does: the consent holds the call until the step completes.
+            await completed(
+                connection(legacy=True), question, eid, self.graph.tool, self.ask_timeout
+            )
+        return answer
 
     async def _body(self, arguments: dict[str, Any], done: Resolved) -> Any:
         """Run the tool body (inside the resolution, so generator cleanup follows it)."""

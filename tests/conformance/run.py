@@ -155,6 +155,10 @@ ACCEPTED = {
     "MCP-Protocol-Version 2025-03-26 on a 2025-11-25 session; the SDK primes SSE streams "
     "(a 2025-11-25 feature) by that header; 0.2.0's version of the scenario passes",
     ("stable", "server-sse-retry-field"): "the retry field rides the priming event (above)",
+    ("alpha", "sep-2322-ignore-unexpected-params"): "its first call answers 'user_name' "
+    "without the request state or the question's digest, so nothing shows which words its "
+    "user saw: the question is asked again, as the SDK's own resolvers ask again "
+    "(docs/protocol-generations.md, answers without a request state)",
 }
 
 

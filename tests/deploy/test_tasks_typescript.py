@@ -16,6 +16,8 @@ from support import tasks_processes
 from support.redis_server import RedisServer
 from support.typescript import driver, finish, start, text
 
+pytestmark = pytest.mark.typescript  # the default Python only, as the other TypeScript tests
+
 
 @pytest.fixture(scope="module")
 def front() -> Iterator[str]:

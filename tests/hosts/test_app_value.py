@@ -112,3 +112,25 @@ async def test_resolved_tools_give_the_value_outside_a_tool(own_lifespan: bool) 
         assert (await tools.app_value(open_counter)).hits == 1
     with pytest.raises(RuntimeError, match="ResolvedTools is not serving"):
         await tools.app_value(open_counter)
+
+
+async def test_fastmcp_gives_the_value_outside_a_tool_while_app_scope_runs() -> None:
+    fastmcp = pytest.importorskip("fastmcp")
+
+    from mcp_resolve.fastmcp import app_scope, app_value
+    from mcp_resolve.fastmcp import resolved as fastmcp_resolved
+
+    app = fastmcp.FastMCP("counter", lifespan=app_scope)
+    app.tool(fastmcp_resolved(hit))
+    with pytest.raises(RuntimeError, match="Server 'counter' is not serving"):
+        await app_value(app, open_counter)
+    async with fastmcp.Client(app) as client:
+        outside = await app_value(app, open_counter)
+        outside.hits = 10
+        assert (await client.call_tool("hit", {})).data == 11
+        assert await app_value(app, open_counter) is outside
+        with pytest.raises(LookupError, match="no function it serves uses 'per_call'"):
+            await app_value(app, per_call)
+    assert LOG == ["opened", "closed"]
+    with pytest.raises(RuntimeError, match="not serving"):
+        await app_value(app, open_counter)

@@ -80,10 +80,11 @@ def crash() -> str:
     raise KeyError("db-password")  # a bug: its text must not reach the client
 
 
-def server(cls: type[MCPServer]) -> MCPServer:
-    """The same tools on the SDK's resolvers (`MCPServer`) or ours (`ResolvingMCPServer`)."""
+def server(cls: type[MCPServer], **settings: Any) -> MCPServer:
+    """The same tools on the SDK's resolvers (`MCPServer`) or ours (`ResolvingMCPServer`),
+    built with `settings` (such as one `request_state_security` for both)."""
     RUNS.clear()
-    app = cls("parity")
+    app = cls("parity", **settings)
 
     @app.tool()
     def whoami(user: Annotated[str, Resolve(current_user)]) -> str:

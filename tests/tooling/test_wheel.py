@@ -132,3 +132,18 @@ async def test_an_example_server_runs_from_the_wheel(installed: Installed) -> No
         result = await client.call_tool("delete_folder", {"path": "/tmp/empty"})
     assert not result.is_error
     assert result.content[0].text == "deleted /tmp/empty"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("extra", ["fastmcp", "tasks", "dev"])
+def test_the_pip_a_fresh_venv_brings_resolves_each_extra(installed: Installed, extra: str) -> None:
+    """`python -m venv` brings an older pip (23.2 with Python 3.11) than `make` uses; a
+    user installs with it, with no constraints file, so the extras must resolve there."""
+    (wheel,) = installed.dist.glob("*.whl")
+    pip = installed.run("python", "-m", "pip", "--version")
+    done = installed.run(
+        "python", "-m", "pip", "install", "--dry-run", "--ignore-installed", f"{wheel}[{extra}]",
+        timeout=900,
+    )  # fmt: skip
+    errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR")]
+    assert done.returncode == 0, f"{pip.stdout.strip()} cannot install [{extra}]: {errors[-1:]}"
+    assert "Would install" in done.stdout

@@ -1,8 +1,10 @@
 """Answers sent on a 2026-07-28 first call count only where asking would have.
 
 A first call may carry `inputResponses` without a `requestState` (the conformance suite's
-ignore-extra-params scenario): each answer then counts for the question its key names. It
-must count only where the same client, answering when asked, would be accepted: a client
+ignore-extra-params scenario). Such an answer cannot show which words its user saw, so it
+counts only when it echoes the digest of the question as the resolver asks it now;
+otherwise the question is asked again. Even then it must count only where the same
+client, answering when asked, would be accepted: a client
 that declared no elicitation (or sampling) capability is refused with -32021 when asked,
 so an answer it sends up front is refused the same way, and a declared `fallback=` is what
 the tool gets, never the client's word. Every host, through the SDK's real `Client`.
@@ -24,6 +26,7 @@ pytestmark = pytest.mark.anyio
 
 PAID: list[str] = []
 MISSING = -32021
+DIGEST = "io.github.mcp-resolve/question"
 
 
 class Confirm(BaseModel):
@@ -128,7 +131,24 @@ async def test_a_made_up_completion_from_a_client_without_sampling_is_refused(
 
 
 @pytest.mark.parametrize("host", HOSTS)
-async def test_a_client_that_can_be_asked_may_still_answer_on_its_first_call(host: str) -> None:
+async def test_a_yes_sent_up_front_without_the_words_it_answers_is_asked_again(host: str) -> None:
     done = await first_call(host, pay, {"confirm": YES})
+    assert done.asked is not None, done
+    assert done.asked["confirm"].params.message == "Pay mallory?"
+    assert PAID == []
+
+
+@pytest.mark.parametrize("host", HOSTS)
+async def test_a_client_that_echoes_the_words_asked_now_may_answer_on_its_first_call(
+    host: str,
+) -> None:
+    served = serve(host, pay)
+    async with connect(served, MODERN) as connected:
+        raw = await connected.session.call_tool("pay", {"to": "mallory"}, allow_input_required=True)
+        assert isinstance(raw, types.InputRequiredResult)
+        assert raw.meta is not None
+        digest = raw.meta[DIGEST]["confirm"]  # type: ignore[literal-required]
+        echoed = YES.model_copy(update={"meta": {DIGEST: digest}})
+        done = await call(connected, "pay", {"to": "mallory"}, responses={"confirm": echoed})
     assert done.text == "paid mallory", done
     assert PAID == ["mallory"]

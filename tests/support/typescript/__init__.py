@@ -1,7 +1,9 @@
-"""Drive the TypeScript SDK's client (installed by `make test` into `.ts-client/`) from a test.
+"""Drive the TypeScript SDK's client with ext-tasks (`make typescript` installs both, with
+Node, into `.typescript/`) from a test.
 
-`call.mjs` makes one call; `task.mjs` one call as a background task (ext-tasks). Each reads a
-JSON spec from its argument and prints one JSON line with what it got and what it was asked.
+`task.mjs` makes one call as a background task; it reads a JSON spec from its argument and
+prints one JSON line with what it got and what it was asked. (One plain call:
+tests/support/ts_client.mjs.)
 """
 
 from __future__ import annotations
@@ -13,16 +15,18 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[3]
-CLIENT = ROOT / ".ts-client"
+CLIENT = ROOT / ".typescript"
+NODE = CLIENT / "node_modules" / ".bin" / "node"
 HERE = Path(__file__).resolve().parent
 
 
 def driver(name: str) -> Path:
-    """The driver `name` (`call.mjs`, `task.mjs`) beside the installed client: ES modules find
-    packages from the script's folder up. Copied afresh, so an edit to it counts."""
-    installed = CLIENT / "node_modules" / "@modelcontextprotocol" / "client"
-    assert installed.is_dir(), "the TypeScript client is not installed: run `make test`"
-    assert shutil.which("node"), "node is not on PATH: run `make test`"
+    """The driver `name` (`task.mjs`) beside the installed client: ES modules find packages
+    from the script's folder up. Copied afresh, so an edit to it counts."""
+    installed = CLIENT / "node_modules" / "@modelcontextprotocol" / "ext-tasks"
+    missing = "the TypeScript client is not installed: run `make typescript` (or `make test`)"
+    assert installed.is_dir(), missing
+    assert NODE.exists(), missing
     target = CLIENT / name
     shutil.copyfile(HERE / name, target)
     return target
@@ -30,7 +34,7 @@ def driver(name: str) -> Path:
 
 def start(script: Path, **spec: Any) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        ["node", str(script), json.dumps(spec)],
+        [str(NODE), str(script), json.dumps(spec)],
         cwd=CLIENT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
