@@ -33,6 +33,7 @@ from ..state.seal import OversizedState
 from . import body_rounds, held, legacy, wire
 from .client_request_wire import parse_reply
 from .connection import Connection, StateCodec
+from .held_limits import DEFAULT_MAX_HELD, DEFAULT_MAX_HELD_PER_OWNER, HeldLimits
 from .legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
 from .lifespan import no_app_scope
 from .round_checks import check_changes, check_rounds, check_size
@@ -69,6 +70,8 @@ class ToolFlow:
         app_scope_hint: str = "",
         body_rounds: bool = False,
         ask_timeout: float = DEFAULT_ASK_TIMEOUT,
+        max_held: int = DEFAULT_MAX_HELD,
+        max_held_per_owner: int = DEFAULT_MAX_HELD_PER_OWNER,
     ) -> None:
         if not (isinstance(max_rounds, int) and max_rounds >= 1):
             raise ValueError(f"max_rounds must be a positive integer, got {max_rounds!r}")
@@ -76,6 +79,8 @@ class ToolFlow:
             raise ValueError(f"max_state_bytes must be an integer >= 256, got {max_state_bytes!r}")
         ttl = check_state_ttl(state_ttl)
         self.ask_timeout = check_ask_timeout(ask_timeout)
+        # Waits for a URL step, bounded per owner (as the replay guard knows it) and worker.
+        self.limits = HeldLimits(max_held, max_held_per_owner, principal)
         self.graph = graph
         self.tool = graph.tool
         self.codec = codec
@@ -125,8 +130,9 @@ class ToolFlow:
                     rounds += 1
                     check_rounds(self.tool, self.max_rounds, rounds)
                     answers = await legacy.ask_all(
-                        conn, outcome.questions, self.tool, derived, self.ask_timeout
-                    )
+                        conn, outcome.questions, self.tool, derived, self.ask_timeout,
+                        self.limits,
+                    )  # fmt: skip
                     outcome = await resolution.resolve(answers)
             except Exception as exc:
                 translate(self.tool, self.tool_errors, resolution, exc)
@@ -227,7 +233,7 @@ class ToolFlow:
 
         return held.hold(
             conn, resolution, answers, waits, tool=self.tool,
-            ask_timeout=self.ask_timeout, settle=settle,
+            ask_timeout=self.ask_timeout, settle=settle, limits=self.limits,
         )  # fmt: skip
 
     async def _leave(self, resolution: Resolution, closing: Awaitable[None]) -> None:

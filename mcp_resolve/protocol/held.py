@@ -16,7 +16,10 @@ to a waiting question the resolver still asks is *held* instead, as the legacy c
 - the deadline passing is the legacy tool error (`was not completed within N s`), and a
   client that hangs up frees the held request at once, as on legacy;
 - waiting spends no round: the held retry is one request, so the round cap and the
-  client's own round limit see one round however long the step takes.
+  client's own round limit see one round however long the step takes;
+- a retry is held only within the tool's bounds (`held_limits`): a copy of a retry
+  already held, or one past the bound of its owner or of the worker, gets a tool error
+  at once instead.
 
 A task's leg after an answer (`task_legs`) is held the same way: it has no retry to wait
 for either, and the task reads `working` meanwhile.
@@ -36,6 +39,7 @@ from ..engine.resolution import Resolution
 from ..engine.results import Resolved, Suspended
 from . import completion, legacy
 from .connection import Connection
+from .held_limits import HeldLimits
 
 Settle = Callable[[Resolved | Suspended], Awaitable["Resolved | Suspended"]]
 
@@ -68,25 +72,28 @@ async def hold(
     tool: str,
     ask_timeout: float,
     settle: Settle,
+    limits: HeldLimits,
 ) -> Resolved | Suspended:
     """Wait for `question`'s step, run its resolver again, and again while it still waits;
     the outcome once it asks something else or resolves, or the tool error at the deadline.
-    `settle` gives the questions this client cannot be asked their fallbacks."""
+    `settle` gives the questions this client cannot be asked their fallbacks; `limits`
+    admits the wait, or refuses it at once."""
     deadline: float = getattr(question.request, "timeout", None) or ask_timeout
     end = anyio.current_time() + deadline
-    while True:
-        left = end - anyio.current_time()
-        if left <= 0:
-            raise legacy.not_completed(question, tool, deadline)
-        woken = _woken(conn, question, left)
-        await legacy.within(conn, question, tool, left, "complete", woken, said=deadline)
-        outcome = await settle(await resolution.resolve(answers))
-        if isinstance(outcome, Resolved):
-            return outcome
-        waiting = waiting_for(outcome, answers)
-        if waiting is None:
-            return outcome
-        question = waiting
+    with limits.holding(conn, question, tool, conn.request_state):
+        while True:
+            left = end - anyio.current_time()
+            if left <= 0:
+                raise legacy.not_completed(question, tool, deadline)
+            woken = _woken(conn, question, left)
+            await legacy.within(conn, question, tool, left, "complete", woken, said=deadline)
+            outcome = await settle(await resolution.resolve(answers))
+            if isinstance(outcome, Resolved):
+                return outcome
+            waiting = waiting_for(outcome, answers)
+            if waiting is None:
+                return outcome
+            question = waiting
 
 
 def _woken(conn: Connection, question: Question, left: float) -> Any:
