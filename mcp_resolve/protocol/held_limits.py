@@ -85,11 +85,14 @@ class HeldLimits:
         owner = owner_of(getattr(conn, "request_context", None), self.principal)
         if owner is not None and _by_owner.get(owner, 0) >= self.per_owner:
             raise self._refused(
-                question, tool, "this client already has", self.per_owner, "max_held_per_owner"
-            )
+                question, tool, "this client already has", f"max_held_per_owner={self.per_owner}",
+                "call again once one of them has finished",
+            )  # fmt: skip
         if _total >= self.per_worker:
-            raise self._refused(question, tool, "this server already holds", self.per_worker,
-                                "max_held")  # fmt: skip
+            raise self._refused(
+                question, tool, "this worker already holds", f"max_held={self.per_worker}",
+                "try again later",
+            )  # fmt: skip
         _total += 1
         if owner is not None:
             _by_owner[owner] = _by_owner.get(owner, 0) + 1
@@ -109,11 +112,10 @@ class HeldLimits:
                 _states.discard(held)
 
     @staticmethod
-    def _refused(question: Question, tool: str, who: str, bound: int, name: str) -> Exception:
+    def _refused(question: Question, tool: str, who: str, bound: str, then: str) -> Exception:
         return question.failed(
             f"Tool {tool!r} did not wait for the step for parameter {question.parameter!r} "
-            f"(resolver {question.resolver!r}): {who} {bound} calls waiting for a step on "
-            f"this worker, its limit ({name}={bound}); call again once one of them has "
-            "finished",
+            f"(resolver {question.resolver!r}): {who} as many calls waiting for a step as "
+            f"its limit allows ({bound}); {then}",
             tool=tool,
         )
