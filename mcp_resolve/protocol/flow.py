@@ -179,7 +179,14 @@ class ToolFlow:
                 if isinstance(outcome, Suspended):  # a retry, or a task's leg after an answer
                     waits = held.waiting_for(outcome, answers)
                     if waits is not None:  # consented to a step that waits: hold, as legacy
-                        outcome = await self._hold(conn, resolution, answers or {}, waits)
+                        call = self._held(conn, resolution, arguments, trace)
+                        try:
+                            outcome = await held.hold(
+                                conn, call, answers or {}, waits, tool=self.tool,
+                                ask_timeout=self.ask_timeout, limits=self.limits,
+                            )  # fmt: skip
+                        finally:  # a new resolution when the hold closed the last one
+                            resolution = call.resolution
                 if isinstance(outcome, Suspended):
                     result = self._questions(state, resolution, conn, outcome)
             except Exception as exc:
@@ -225,16 +232,16 @@ class ToolFlow:
             outcome = await resolution.resolve(given)
         return outcome
 
-    def _hold(
-        self, conn: Connection, resolution: Resolution, answers: Answers, waits: Question
-    ) -> Awaitable[Resolved | Suspended]:
-        def settle(outcome: Resolved | Suspended) -> Awaitable[Resolved | Suspended]:
-            return self.settled(conn, resolution, outcome)
+    def _held(
+        self, conn: Connection, resolution: Resolution, arguments: dict[str, Any], trace: Any
+    ) -> held.HeldCall:
+        def restart() -> Resolution:
+            return self._start(conn, arguments, trace)
 
-        return held.hold(
-            conn, resolution, answers, waits, tool=self.tool,
-            ask_timeout=self.ask_timeout, settle=settle, limits=self.limits,
-        )  # fmt: skip
+        def settle(again: Resolution, outcome: Resolved | Suspended) -> Any:
+            return self.settled(conn, again, outcome)
+
+        return held.HeldCall(resolution, restart, settle, self._leave)
 
     async def _leave(self, resolution: Resolution, closing: Awaitable[None]) -> None:
         """Run the generator resolvers' cleanup; what it raises reads as a resolver's
