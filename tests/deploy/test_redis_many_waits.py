@@ -9,7 +9,9 @@ the message) completes them all at once, so each can only be woken through Redis
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from typing import Annotated, Any
 
 import anyio
@@ -97,6 +99,21 @@ async def test_hundreds_of_waits_on_a_pool_of_three_are_woken_through_redis_with
     said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert said == []  # no MaxConnectionsError, and the bus never said Redis was down
     assert completion._waiting == {}
+
+
+async def test_hundreds_of_concurrent_claims_on_a_guard_pool_of_two_all_get_an_answer(
+    redis_server: RedisServer,
+) -> None:
+    guard = RedisReplayGuard(redis_server.url, audience="trust", max_connections=2)
+    expires = time.time() + 60
+    try:
+        with anyio.fail_after(60):  # a hang guard only
+            answers = await asyncio.gather(
+                *(guard.claim(f"state-{i % 150}", expires, owner="o") for i in range(300))
+            )
+    finally:
+        await guard.aclose()
+    assert sorted(answers) == [False] * 150 + [True] * 150  # each state once, none refused
 
 
 @pytest.mark.parametrize("size", [1, 0, True, 2.0])
