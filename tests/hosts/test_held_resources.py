@@ -136,3 +136,35 @@ async def test_a_legacy_call_keeps_its_generators_open_while_it_waits() -> None:
     assert seen == [["open conn-1"]]  # one walk: each resolver runs once per call
     assert text == "receipt for o3 on conn-1"
     assert EVENTS == ["open conn-1", "close conn-1"]
+
+
+async def flaky_pool() -> AsyncIterator[str]:
+    """A connection whose release fails from the second one on (the held retry's)."""
+    EVENTS.append("open flaky")
+    try:
+        yield "flaky"
+    finally:
+        if EVENTS.count("open flaky") > 1:
+            raise OSError("the pool is gone")
+
+
+async def pay_on_flaky_pool(
+    order: str,
+    receipt: Annotated[str, Resolve(card_payment, key="card")],
+    conn: Annotated[str, Resolve(flaky_pool)],
+) -> str:
+    """Pay, on a pool whose connections fail to close."""
+    return f"{receipt} on {conn}"
+
+
+@pytest.mark.parametrize("host", HOSTS)
+async def test_a_cleanup_that_fails_as_the_wait_begins_ends_the_call_naming_it(host: str) -> None:
+    served = serve(host, pay_on_flaky_pool)
+    async with connect(served, MODERN, callback=consent) as client:
+        with anyio.fail_after(20):
+            result = await client.call_tool("pay_on_flaky_pool", {"order": "o4"})
+    assert result.is_error, result
+    assert result.content[0].text.endswith(  # type: ignore[union-attr]
+        "Tool 'pay_on_flaky_pool': the cleanup of resolver 'flaky_pool' for parameter 'conn' "
+        "failed unexpectedly (details are in the server log)"
+    )
