@@ -18,6 +18,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from support.trust_kit import HOSTS, MODERN, call, connect, serve
+from support.uvicorn_thread import serving
 
 from mcp_resolve import ElicitURL, Resolve
 from mcp_resolve.lowlevel import ResolvedTools
@@ -145,6 +146,28 @@ async def test_a_retry_past_its_owners_bound_is_refused_at_once_and_others_are_s
         order: f"paid: receipt for {order}" for order in ("a1", "a2", "b1")
     }
     assert len(OPENED) == len(CLOSED)  # the refused call's resources were released too
+
+
+@pytest.mark.parametrize("host", HOSTS)
+async def test_an_anonymous_client_over_http_is_bounded_by_its_address(host: str) -> None:
+    served = serve(host, pay_by_card, max_held_per_owner=2)
+    with serving(served.http()) as url:
+        async with (
+            Client(url, mode=MODERN, elicitation_callback=consent) as first,
+            Client(url, mode=MODERN, elicitation_callback=consent) as second,
+            calls() as running,
+        ):
+            running.start(first, "h1")
+            running.start(second, "h2")  # another connection, the same address
+            await held("h1", "h2")
+            with anyio.fail_after(5):
+                over = await first.call_tool("pay_by_card", {"order": "h3"})
+            assert over.is_error, over
+            assert "(max_held_per_owner=2)" in text_of(over)
+            await pay("h1", "h2")
+    assert sorted(text_of(r) for r in running.results.values()) == [
+        "paid: receipt for h1", "paid: receipt for h2"
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("host", HOSTS)
