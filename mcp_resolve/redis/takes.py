@@ -39,10 +39,12 @@ class Takes:
     async def take(self, elicitation_id: str) -> Found:
         """What was recorded for `elicitation_id` (None if nothing), and it is deleted."""
         loop = asyncio.get_running_loop()
+        sender = self._sender
+        if sender is not None and sender.get_loop() is not loop:
+            self._pending, sender = {}, None  # another loop's (a test's): nobody there waits
         future: asyncio.Future[Found] = loop.create_future()
         self._pending.setdefault(elicitation_id, []).append(future)
-        sender = self._sender
-        if sender is None or sender.done() or sender.get_loop() is not loop:
+        if sender is None or sender.done():
             self._sender = loop.create_task(self._send(), name="mcp_resolve completion checks")
         return await future
 
@@ -61,15 +63,17 @@ class Takes:
                     for elicitation_id in batch:
                         pipe.getdel(self.prefix + elicitation_id)
                     found = await asyncio.wait_for(pipe.execute(), self.timeout)
-            except BaseException as exc:
-                failure = exc if isinstance(exc, Exception) else asyncio.CancelledError()
+            except Exception as exc:  # Redis failed: so did this batch's checks
                 for futures in batch.values():
                     for future in futures:
                         if not future.done():
-                            future.set_exception(failure)
-                if not isinstance(exc, Exception):
-                    raise
+                            future.set_exception(exc)
                 continue
+            except BaseException:  # cancelled (the loop ends): so are its waiters
+                for futures in batch.values():
+                    for future in futures:
+                        future.cancel()
+                raise
             for futures, value in zip(batch.values(), found, strict=True):
                 _hand_out(futures, value)
 
