@@ -33,6 +33,7 @@ from ..state.seal import OversizedState
 from . import body_rounds, held, legacy, wire
 from .client_request_wire import parse_reply
 from .connection import Connection, StateCodec
+from .held_limits import DEFAULT_MAX_HELD, DEFAULT_MAX_HELD_PER_OWNER, HeldLimits
 from .legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
 from .lifespan import no_app_scope
 from .round_checks import check_changes, check_rounds, check_size
@@ -69,6 +70,8 @@ class ToolFlow:
         app_scope_hint: str = "",
         body_rounds: bool = False,
         ask_timeout: float = DEFAULT_ASK_TIMEOUT,
+        max_held: int = DEFAULT_MAX_HELD,
+        max_held_per_owner: int = DEFAULT_MAX_HELD_PER_OWNER,
     ) -> None:
         if not (isinstance(max_rounds, int) and max_rounds >= 1):
             raise ValueError(f"max_rounds must be a positive integer, got {max_rounds!r}")
@@ -76,6 +79,8 @@ class ToolFlow:
             raise ValueError(f"max_state_bytes must be an integer >= 256, got {max_state_bytes!r}")
         ttl = check_state_ttl(state_ttl)
         self.ask_timeout = check_ask_timeout(ask_timeout)
+        # Waits for a URL step, bounded per owner (as the replay guard knows it) and worker.
+        self.limits = HeldLimits(max_held, max_held_per_owner, principal)
         self.graph = graph
         self.tool = graph.tool
         self.codec = codec
@@ -125,8 +130,9 @@ class ToolFlow:
                     rounds += 1
                     check_rounds(self.tool, self.max_rounds, rounds)
                     answers = await legacy.ask_all(
-                        conn, outcome.questions, self.tool, derived, self.ask_timeout
-                    )
+                        conn, outcome.questions, self.tool, derived, self.ask_timeout,
+                        self.limits,
+                    )  # fmt: skip
                     outcome = await resolution.resolve(answers)
             except Exception as exc:
                 translate(self.tool, self.tool_errors, resolution, exc)
@@ -173,7 +179,14 @@ class ToolFlow:
                 if isinstance(outcome, Suspended):  # a retry, or a task's leg after an answer
                     waits = held.waiting_for(outcome, answers)
                     if waits is not None:  # consented to a step that waits: hold, as legacy
-                        outcome = await self._hold(conn, resolution, answers or {}, waits)
+                        call = self._held(conn, resolution, arguments, trace)
+                        try:
+                            outcome = await held.hold(
+                                conn, call, answers or {}, waits, tool=self.tool,
+                                ask_timeout=self.ask_timeout, limits=self.limits,
+                            )  # fmt: skip
+                        finally:  # a new resolution when the hold closed the last one
+                            resolution = call.resolution
                 if isinstance(outcome, Suspended):
                     result = self._questions(state, resolution, conn, outcome)
             except Exception as exc:
@@ -219,16 +232,16 @@ class ToolFlow:
             outcome = await resolution.resolve(given)
         return outcome
 
-    def _hold(
-        self, conn: Connection, resolution: Resolution, answers: Answers, waits: Question
-    ) -> Awaitable[Resolved | Suspended]:
-        def settle(outcome: Resolved | Suspended) -> Awaitable[Resolved | Suspended]:
-            return self.settled(conn, resolution, outcome)
+    def _held(
+        self, conn: Connection, resolution: Resolution, arguments: dict[str, Any], trace: Any
+    ) -> held.HeldCall:
+        def restart() -> Resolution:
+            return self._start(conn, arguments, trace)
 
-        return held.hold(
-            conn, resolution, answers, waits, tool=self.tool,
-            ask_timeout=self.ask_timeout, settle=settle,
-        )  # fmt: skip
+        def settle(again: Resolution, outcome: Resolved | Suspended) -> Any:
+            return self.settled(conn, again, outcome)
+
+        return held.HeldCall(resolution, restart, settle, self._leave)
 
     async def _leave(self, resolution: Resolution, closing: Awaitable[None]) -> None:
         """Run the generator resolvers' cleanup; what it raises reads as a resolver's

@@ -16,7 +16,16 @@ to a waiting question the resolver still asks is *held* instead, as the legacy c
 - the deadline passing is the legacy tool error (`was not completed within N s`), and a
   client that hangs up frees the held request at once, as on legacy;
 - waiting spends no round: the held retry is one request, so the round cap and the
-  client's own round limit see one round however long the step takes.
+  client's own round limit see one round however long the step takes;
+- a retry is held only within the tool's bounds (`held_limits`): a copy of a retry
+  already held, or one past the bound of its owner or of the worker, gets a tool error
+  at once instead;
+- while it waits, the call holds none of its generator resolvers: they are closed (their
+  cleanups run) before the wait, and when the step completes the call starts over from
+  the same answers, as the next round would, so every resolver of the call runs again
+  (an app-scoped one is looked up again, never closed: a value that must live through
+  the wait belongs in the app scope). A call that opened no generator keeps its
+  resolution and runs only the resolver that asked, as before.
 
 A task's leg after an answer (`task_legs`) is held the same way: it has no retry to wait
 for either, and the task reads `working` meanwhile.
@@ -27,6 +36,7 @@ The held retry is one suspended coroutine and one anyio event (`completion`), no
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -36,8 +46,24 @@ from ..engine.resolution import Resolution
 from ..engine.results import Resolved, Suspended
 from . import completion, legacy
 from .connection import Connection
+from .held_limits import HeldLimits
 
-Settle = Callable[[Resolved | Suspended], Awaitable["Resolved | Suspended"]]
+Settle = Callable[[Resolution, Resolved | Suspended], Awaitable["Resolved | Suspended"]]
+Leave = Callable[[Resolution, Awaitable[None]], Awaitable[None]]
+
+
+@dataclass(slots=True)
+class HeldCall:
+    """The call a hold works on: its resolution now (a new one after each wake when the
+    last one had generators to close), and what the flow does for it: `restart()` a
+    resolution from the call's arguments, `settle` an outcome (fallbacks for what this
+    client cannot be asked), `leave` a resolution (its cleanups, failures translated)."""
+
+    resolution: Resolution
+    restart: Callable[[], Resolution]
+    settle: Settle
+    leave: Leave
+
 
 RECHECK_SECONDS = 1.0  # how often a held retry without an elicitation id runs its resolver
 
@@ -61,32 +87,40 @@ def waiting_for(outcome: Suspended, answers: Mapping[str, Any] | None) -> Questi
 
 async def hold(
     conn: Connection,
-    resolution: Resolution,
+    call: HeldCall,
     answers: Mapping[str, Any],
     question: Question,
     *,
     tool: str,
     ask_timeout: float,
-    settle: Settle,
+    limits: HeldLimits,
 ) -> Resolved | Suspended:
     """Wait for `question`'s step, run its resolver again, and again while it still waits;
     the outcome once it asks something else or resolves, or the tool error at the deadline.
-    `settle` gives the questions this client cannot be asked their fallbacks."""
+    `limits` admits the wait, or refuses it at once; `call.resolution` is the call's
+    resolution once this returns or raises."""
     deadline: float = getattr(question.request, "timeout", None) or ask_timeout
     end = anyio.current_time() + deadline
-    while True:
-        left = end - anyio.current_time()
-        if left <= 0:
-            raise legacy.not_completed(question, tool, deadline)
-        woken = _woken(conn, question, left)
-        await legacy.within(conn, question, tool, left, "complete", woken, said=deadline)
-        outcome = await settle(await resolution.resolve(answers))
-        if isinstance(outcome, Resolved):
-            return outcome
-        waiting = waiting_for(outcome, answers)
-        if waiting is None:
-            return outcome
-        question = waiting
+    with limits.holding(conn, question, tool, conn.request_state):
+        while True:
+            left = end - anyio.current_time()
+            if left <= 0:
+                raise legacy.not_completed(question, tool, deadline)
+            closing = call.resolution.closing(None)  # None when no generator yielded
+            if closing is not None:  # let go of what the resolvers opened while waiting
+                await call.leave(call.resolution, closing)
+            woken = _woken(conn, question, left)
+            await legacy.within(conn, question, tool, left, "complete", woken, said=deadline)
+            if closing is not None:
+                call.resolution = call.restart()
+            resolution = call.resolution
+            outcome = await call.settle(resolution, await resolution.resolve(answers))
+            if isinstance(outcome, Resolved):
+                return outcome
+            waiting = waiting_for(outcome, answers)
+            if waiting is None:
+                return outcome
+            question = waiting
 
 
 def _woken(conn: Connection, question: Question, left: float) -> Any:

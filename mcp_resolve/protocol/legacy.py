@@ -31,11 +31,15 @@ from ..markers import Elicit, ElicitURL
 from ..seconds import seconds
 from . import completion, wire
 from .client_request_wire import result_type
+from .held_limits import HeldLimits
 
 T = TypeVar("T")
 
 DEFAULT_ASK_TIMEOUT = 600.0  # seconds a legacy question, or a URL wait, may hold a call
 WATCH_SECONDS = 0.5  # how often a waiting call checks that its HTTP client is still there
+
+
+_DEFAULT_LIMITS = HeldLimits()
 
 
 def check_ask_timeout(timeout: object) -> float:
@@ -49,6 +53,7 @@ async def ask_all(
     tool: str,
     derived: dict[str, str],
     ask_timeout: float = DEFAULT_ASK_TIMEOUT,
+    limits: HeldLimits | None = None,
 ) -> dict[str, Any]:
     """Every question of one round: asked in order, or answered by its fallback when this
     client cannot be asked; refused (-32021) when one cannot be asked and has none.
@@ -65,7 +70,7 @@ async def ask_all(
         if question in unaskable:
             answers[question.key] = wire.fallback_outcome(question)
             continue
-        answers[question.key] = await ask_one(conn, question, tool, derived, ask_timeout)
+        answers[question.key] = await ask_one(conn, question, tool, derived, ask_timeout, limits)
     return answers
 
 
@@ -92,6 +97,7 @@ async def ask_one(
     tool: str,
     derived: dict[str, str],
     ask_timeout: float = DEFAULT_ASK_TIMEOUT,
+    limits: HeldLimits | None = None,
 ) -> Answer:
     request = question.request
     related = conn.request_id
@@ -135,7 +141,8 @@ async def ask_one(
                 eid, None, session=conn.session, request_id=related
             )
 
-        await within(conn, question, tool, deadline, "complete", completed)
+        with (limits or _DEFAULT_LIMITS).holding(conn, question, tool):
+            await within(conn, question, tool, deadline, "complete", completed)
     return answer
 
 

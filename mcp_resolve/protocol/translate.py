@@ -13,6 +13,12 @@ from ..errors import ResolutionError
 logger = logging.getLogger("mcp_resolve")
 
 
+class Translated(ToolError):
+    """A tool error already worded for the client (a cleanup's failure, `cleanup_failure`):
+    `translate` passes it on as it is, when a cleanup fails mid-call (a held retry lets go
+    of its generators before it waits)."""
+
+
 def translate(
     tool: str, tool_errors: tuple[type[Exception], ...], resolution: Resolution, exc: Exception
 ) -> None:
@@ -25,7 +31,7 @@ def translate(
     reported without internals. Called from an `except` clause, so a call that raises
     nothing pays nothing for it.
     """
-    if isinstance(exc, MCPError):
+    if isinstance(exc, (MCPError, Translated)):
         return
     node = resolution.failed
     who = f"resolver {node.name!r} for parameter {node.parameter!r}" if node else "resolution"
@@ -60,11 +66,11 @@ def cleanup_failure(
     nodes = [n for n in resolution.graph.nodes if n.name == name]
     who = f"resolver {name!r}" + (f" for parameter {nodes[0].parameter!r}" if nodes else "")
     if isinstance(exc, ResolutionError):
-        return ToolError(str(exc))
+        return Translated(str(exc))
     if isinstance(exc, tool_errors):
-        return ToolError(f"{exc} (cleanup of {who})")
+        return Translated(f"{exc} (cleanup of {who})")
     logger.error("Tool %r: the cleanup of %s raised an unexpected exception", tool, who,
                  exc_info=exc)  # fmt: skip
-    return ToolError(
+    return Translated(
         f"Tool {tool!r}: the cleanup of {who} failed unexpectedly (details are in the server log)"
     )

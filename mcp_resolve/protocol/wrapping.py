@@ -28,6 +28,7 @@ from ..state.seal import ReplayGuard
 from .body_rounds import BodyRound
 from .connection import Connection
 from .flow import DEFAULT_MAX_ROUNDS, DEFAULT_MAX_STATE_BYTES, ToolFlow
+from .held_limits import DEFAULT_MAX_HELD, DEFAULT_MAX_HELD_PER_OWNER
 from .legacy import DEFAULT_ASK_TIMEOUT
 
 CONTEXT_PARAMETER = "mcp_resolve_ctx"  # frameworks refuse parameter names starting with "_"
@@ -50,6 +51,8 @@ class Decorator(Protocol):
         replay_guard: ReplayGuard | None = None,
         state_ttl: float = DEFAULT_STATE_TTL,
         ask_timeout: float = DEFAULT_ASK_TIMEOUT,
+        max_held: int = DEFAULT_MAX_HELD,
+        max_held_per_owner: int = DEFAULT_MAX_HELD_PER_OWNER,
     ) -> Callable[[F], F]: ...
 
 
@@ -122,6 +125,8 @@ class WrappedFunction:
             replay_guard: ReplayGuard | None = None,
             state_ttl: float = DEFAULT_STATE_TTL,
             ask_timeout: float = DEFAULT_ASK_TIMEOUT,
+            max_held: int = DEFAULT_MAX_HELD,
+            max_held_per_owner: int = DEFAULT_MAX_HELD_PER_OWNER,
         ) -> Any:
             def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
                 return cls.wrap(
@@ -131,6 +136,8 @@ class WrappedFunction:
                     replay_guard=replay_guard,
                     state_ttl=state_ttl,
                     ask_timeout=ask_timeout,
+                    max_held=max_held,
+                    max_held_per_owner=max_held_per_owner,
                 )
 
             return decorate if fn is None else decorate(fn)

@@ -5,6 +5,11 @@ services sharing one Redis (or one database number) cannot read, claim or wake e
 other's ids. The client is the maintained `redis` package's asyncio client; mcp_resolve
 never keeps a connection of its own, so a Redis that restarts is reconnected to by the
 client's own pool on the next command, without restarting the server.
+
+A client built from a URL has a bounded pool that waits for a free connection
+(`BlockingConnectionPool`, `max_connections`, 10 by default): the `redis` package's default
+pool refuses a command outright (`MaxConnectionsError`) once 100 are in use, which load
+alone reaches and which would read as Redis being down.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from redis.exceptions import TimeoutError as RedisTimeout
 from ..seconds import seconds
 
 DEFAULT_TIMEOUT = 2.0
+DEFAULT_MAX_CONNECTIONS = 10  # per client built from a URL (one worker's bus, or its guard)
 PREFIX = "mcp_resolve"
 
 
@@ -41,21 +47,34 @@ def namespace(audience: object, what: str) -> str:
     return f"{PREFIX}:{audience}:"
 
 
-def client_for(target: object, timeout: float, what: str) -> aioredis.Redis:
-    """The asyncio client for `target`: a `redis://` URL (built here, bounded by `timeout`), or
-    a `redis.asyncio.Redis` the application configured itself (taken as it is)."""
+def check_max_connections(value: object, least: int = 1) -> int:
+    """A pool's size must be an integer of at least `least` (refused when built)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ValueError(f"max_connections must be an integer >= {least}, got {value!r}")
+    return value
+
+
+def client_for(
+    target: object, timeout: float, what: str, max_connections: int = DEFAULT_MAX_CONNECTIONS
+) -> aioredis.Redis:
+    """The asyncio client for `target`: a `redis://` URL (built here, bounded by `timeout`,
+    at most `max_connections` open, a command waiting up to `timeout` for one), or a
+    `redis.asyncio.Redis` the application configured itself (taken as it is)."""
     if isinstance(target, aioredis.Redis):
         return target
     if isinstance(target, str) and target.startswith(("redis://", "rediss://", "unix://")):
         # No retries inside the client: a claim that timed out may have been applied, and its
         # retry would then look like a replay; the caller fails closed and the client retries
         # the whole call instead.
-        return aioredis.Redis.from_url(
+        pool = aioredis.BlockingConnectionPool.from_url(
             target,
+            max_connections=max_connections,
+            timeout=timeout,
             socket_timeout=timeout,
             socket_connect_timeout=timeout,
             retry=Retry(NoBackoff(), 0),
         )
+        return aioredis.Redis.from_pool(pool)
     raise TypeError(f"{what} takes a redis:// URL or a redis.asyncio.Redis client, got {target!r}")
 
 

@@ -13,6 +13,13 @@ The webhook that reports the payment may reach any worker. Through Redis:
   `deliver(id)` for each message: the worker holding a waiter for the id notifies its
   session once and wakes the call; the others have nobody waiting and do nothing;
 - `take(id)` is `GETDEL`, then the notice's check: each completion satisfies one wait.
+  Calls that start waiting at the same time share one pipeline of `GETDEL`s, and one
+  batch is in flight at a time (`takes`): a thousand waits starting together take one
+  connection and a few round trips, not a connection each.
+
+The client built from a URL has a bounded pool (`max_connections`, 10 by default) that
+waits for a free connection rather than failing, and this worker's subscription holds
+one of them for as long as it listens.
 
 The subscription is made, by the first call that waits, before that call looks for a
 recorded completion, so a completion published in between is not missed either way. When
@@ -37,20 +44,24 @@ from redis.exceptions import RedisError
 from ..protocol.completion import REMEMBER_SECONDS, deliver, waiting_ids
 from ..state.seal import KeyRing
 from .client import (
+    DEFAULT_MAX_CONNECTIONS,
     DEFAULT_TIMEOUT,
     RedisUnavailable,
+    check_max_connections,
     check_timeout,
     client_for,
     namespace,
     unavailable,
 )
 from .notices import Notices, authenticator_for
+from .takes import Takes
 
 logger = logging.getLogger("mcp_resolve")
 
 _FAILURES = (RedisError, OSError, TimeoutError, asyncio.TimeoutError)  # distinct before 3.11
 _PAUSE_FIRST, _PAUSE_MOST = 0.05, 2.0  # between attempts to subscribe again
 _POLL = 1.0  # how long one read of the subscription waits for a message
+_QUEUED_BATCHES = 3  # a check waits for the batch on the wire, its own, and some slack
 
 
 class RedisCompletionBus:
@@ -61,10 +72,12 @@ class RedisCompletionBus:
     `audience` (the server's name) keeps two services on one Redis apart. `keys` signs and
     checks every completion: the server's `KeyRing` (or its secrets), by default the ring
     in `MCP_RESOLVE_STATE_KEYS`, the same in every worker; a bus without keys is refused
-    when built. Each command waits at most `timeout` seconds. When Redis fails, `complete()` raises
-    `RedisUnavailable` (after waking the calls waiting in its own worker), and a call
-    waiting elsewhere ends at its own timeout with its usual error; nothing hangs, and
-    nothing needs a restart once Redis is back.
+    when built. A bus built from a URL opens at most `max_connections` (at least 2: its
+    subscription keeps one); a client given as an object keeps its own pool, which should
+    then be a `BlockingConnectionPool`. Each command waits at most `timeout` seconds.
+    When Redis fails, `complete()` raises `RedisUnavailable` (after waking the calls
+    waiting in its own worker), and a call waiting elsewhere ends at its own timeout with
+    its usual error; nothing hangs, and nothing needs a restart once Redis is back.
     """
 
     def __init__(
@@ -75,14 +88,17 @@ class RedisCompletionBus:
         timeout: float = DEFAULT_TIMEOUT,
         remember: float = REMEMBER_SECONDS,
         keys: KeyRing | Sequence[str | bytes] | None = None,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
         self.timeout = check_timeout(timeout)
+        size = check_max_connections(max_connections, least=2)
         self.remember = math.ceil(check_timeout(remember))
         prefix = namespace(audience, "RedisCompletionBus")
         self.notices = Notices(authenticator_for(keys), audience, self.remember)
         self._forged = 0
         self.done, self.channel = prefix + "done:", prefix + "completed"
-        self.redis = client_for(redis, self.timeout, "RedisCompletionBus")
+        self.redis = client_for(redis, self.timeout, "RedisCompletionBus", size)
+        self.takes = Takes(self.redis, self.done, self.timeout)
         self._owned = not isinstance(redis, aioredis.Redis)
         self._listener: asyncio.Task[None] | None = None
         self._subscribed = asyncio.Event()
@@ -125,9 +141,13 @@ class RedisCompletionBus:
 
     async def take(self, elicitation_id: str) -> bool:
         await self._listening()
+        found: bytes | str | None = None
         try:
-            with anyio.fail_after(self.timeout):
-                found = await self.redis.getdel(self.done + elicitation_id)
+            # Each batch is bounded by `timeout` and fails its waiters when Redis does; a
+            # wait past that is this worker's own load (a batch ahead, a busy loop), which
+            # is no reason to say that Redis is down.
+            with anyio.move_on_after(self.timeout * _QUEUED_BATCHES):
+                found = await self.takes.take(elicitation_id)
         except _FAILURES as exc:
             self._went_down(exc)
             return False  # the call keeps waiting: a message, or its timeout, ends it
@@ -226,10 +246,10 @@ class RedisCompletionBus:
 
     async def _catch_up(self) -> None:
         """Completions announced while this worker was not listening: look each id up."""
-        for elicitation_id in waiting_ids():
-            getting = self.redis.getdel(self.done + elicitation_id)
-            found = await asyncio.wait_for(getting, self.timeout)
-            if found is not None and self._recorded(elicitation_id, found):
+        ids = waiting_ids()
+        found = await self.takes.take_all(ids)  # in batches, each within `timeout`
+        for elicitation_id, value in zip(ids, found, strict=True):
+            if value is not None and self._recorded(elicitation_id, value):
                 await deliver(elicitation_id)
 
     def _went_down(self, exc: BaseException) -> None:

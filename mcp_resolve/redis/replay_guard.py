@@ -21,7 +21,15 @@ import anyio
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from .client import DEFAULT_TIMEOUT, check_timeout, client_for, namespace, unavailable
+from .client import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_TIMEOUT,
+    check_max_connections,
+    check_timeout,
+    client_for,
+    namespace,
+    unavailable,
+)
 
 logger = logging.getLogger("mcp_resolve.seal")
 
@@ -60,6 +68,10 @@ class RedisReplayGuard:
     at the bound its states are refused until some expire, and a WARNING says so once.
     The claim is then one Lua script over two keys (not for Redis Cluster). Behind a proxy
     every client has the proxy's address: authenticate, or leave it off.
+
+    A guard built from a URL opens at most `max_connections` (10): a claim waits for a
+    free one (within `timeout`) rather than fail under load; a client given as an object
+    keeps its own pool.
     """
 
     def __init__(
@@ -70,8 +82,10 @@ class RedisReplayGuard:
         timeout: float = DEFAULT_TIMEOUT,
         max_entries_per_owner: int | None = None,
         now: Callable[[], float] = time.time,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
         self.timeout = check_timeout(timeout)
+        size = check_max_connections(max_connections)
         space = namespace(audience, "RedisReplayGuard")
         self.prefix, self.owners = space + "rs:", space + "owner:"
         if max_entries_per_owner is not None and (
@@ -84,7 +98,7 @@ class RedisReplayGuard:
                 f"{max_entries_per_owner!r}"
             )
         self.max_entries_per_owner = max_entries_per_owner
-        self.redis = client_for(redis, self.timeout, "RedisReplayGuard")
+        self.redis = client_for(redis, self.timeout, "RedisReplayGuard", size)
         self._owned = not isinstance(redis, aioredis.Redis)
         self._now = now
         self._within_share = self.redis.register_script(_CLAIM_WITHIN_SHARE)

@@ -8,6 +8,7 @@ tested against what it will really receive.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import weakref
@@ -284,14 +285,18 @@ class _Driver:
         state = RoundState()
         responses: dict[str, Answer] = {}
         while True:
-            async with self._start(graph, arguments) as resolution:
+            async with contextlib.AsyncExitStack() as open_resolutions:
+                resolution = await open_resolutions.enter_async_context(
+                    self._start(graph, arguments)
+                )
                 recorded = state.answers_with(responses) if state.asked or state.answers else None
-                settle = functools.partial(self._settled, resolution)
-                outcome = await settle(await resolution.resolve(recorded))
-                outcome = await held_until_complete(
+                outcome = await self._settled(resolution, await resolution.resolve(recorded))
+                outcome, resolution = await held_until_complete(
                     connection(legacy=False), resolution, recorded, outcome,
-                    tool=self.graph.tool, ask_timeout=self.ask_timeout, settle=settle,
+                    tool=self.graph.tool, ask_timeout=self.ask_timeout, settle=self._settled,
+                    restart=lambda: self._start(graph, arguments),
                 )  # fmt: skip
+                open_resolutions.push_async_exit(resolution)  # one closed for the wait: a no-op
                 if isinstance(outcome, Resolved):
                     return await self._body(arguments, outcome)
                 following = state.next_round(resolution.used or {}, outcome.questions)

@@ -24,7 +24,7 @@ from ..engine.results import Resolved, Suspended
 
 DEFAULT_ASK_TIMEOUT = 600.0  # the servers' default (`protocol.legacy.DEFAULT_ASK_TIMEOUT`)
 
-Settle = Callable[[Resolved | Suspended], Awaitable[Resolved | Suspended]]
+Settle = Callable[[Resolution, Resolved | Suspended], Awaitable[Resolved | Suspended]]
 
 
 def check_ask_timeout(ask_timeout: float) -> float:
@@ -88,16 +88,28 @@ async def held(
     tool: str,
     ask_timeout: float,
     settle: Settle,
-) -> Resolved | Suspended:
+    restart: Callable[[], Resolution],
+) -> tuple[Resolved | Suspended, Resolution]:
     """2026-07-28: the outcome once a consented step that waits completed, held as a retry
-    is (`protocol.held`); the outcome as it is when nothing consented waits."""
+    is (`protocol.held`), and the resolution it came from: a new one (from `restart`) when
+    the call's generator resolvers were closed for the wait, as a server closes them; the
+    outcome as it is when nothing consented waits. The caller closes the resolution."""
     if not isinstance(outcome, Suspended) or not answers:
-        return outcome
+        return outcome, resolution
     from ..protocol import held as holding
+    from ..protocol.held_limits import HeldLimits
 
     waits = holding.waiting_for(outcome, answers)
     if waits is None:
-        return outcome
-    return await holding.hold(
-        conn, resolution, answers, waits, tool=tool, ask_timeout=ask_timeout, settle=settle
+        return outcome, resolution
+
+    async def leave(_: Resolution, closing: Awaitable[None]) -> None:
+        await closing
+
+    call = holding.HeldCall(resolution, restart, settle, leave)
+    # The kit's call is alone in its process: the bounds on waits (per worker, per owner)
+    # are the server's business, so the defaults stand here and are never reached.
+    outcome = await holding.hold(
+        conn, call, answers, waits, tool=tool, ask_timeout=ask_timeout, limits=HeldLimits()
     )
+    return outcome, call.resolution

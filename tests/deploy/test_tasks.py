@@ -217,6 +217,33 @@ async def test_a_consented_step_nobody_completes_in_time_ends_the_task_with_the_
     ]
 
 
+async def test_a_leg_past_the_workers_bound_on_held_waits_ends_at_once_with_the_tool_error() -> (
+    None
+):
+    from mcp_resolve.fastmcp import complete
+
+    tasks_server.PAID.difference_update({"h1", "h2"})
+    async with Client(tasks_server.app, **FORMS) as client:
+        first = await call_tool_task(client, "pay_alone", {"order": "h1"})
+        second = await call_tool_task(client, "pay_alone", {"order": "h2"})
+        for task in (first, second):
+            parked = await task.wait(state="input_required", timeout=30)
+            ((key, _),) = (parked.input_requests or {}).items()
+            await update(client, task.task_id, {key: {"action": "accept"}})
+            if task is first:
+                await anyio.sleep(0.5)
+                assert (await task.status()).status == "working"  # its leg is held
+        refused = await second.wait(timeout=10)  # not held: answered at once
+        tasks_server.PAID.add("h1")
+        await complete(None, "pay-h1")
+        done = await first.wait(timeout=30)
+    assert [c["text"] for c in (done.result or {})["content"]] == ["paid h1"]
+    assert (refused.result or {}).get("isError") is True
+    (text,) = [c["text"] for c in (refused.result or {})["content"]]
+    assert text.endswith("this worker already holds as many calls waiting for a step as its "
+                         "limit allows (max_held=1); try again later")  # fmt: skip
+
+
 async def test_a_consented_step_without_an_id_is_checked_again_until_it_is_done() -> None:
     tasks_server.SIGNED.discard("c1")
     async with Client(tasks_server.app, **FORMS) as client:

@@ -50,7 +50,7 @@ def card_payment(order: str) -> str | ElicitURL:
 
 
 @mcp.tool()
-@resolved
+@resolved(max_held=100_000, max_held_per_owner=100_000)  # benchmarks hold many from 127.0.0.1
 async def pay_by_card(order: str, receipt: Annotated[str, Resolve(card_payment)]) -> str:
     """Pay an order by card; return once the provider reported the payment."""
     return f"paid: {receipt}"

@@ -238,6 +238,17 @@ async def pay(
     return f"not paid: {receipt.action}"
 
 
+@app.tool(task=TASK)
+@resolved(max_held=1)
+async def pay_alone(
+    order: str, receipt: Annotated[ElicitationResult[Receipt], Resolve(deposit)], within: float = 30
+) -> str:
+    """`pay`, where this worker holds one leg waiting for a step at most."""
+    if isinstance(receipt, AcceptedElicitation):
+        return f"paid {receipt.data.order}"
+    return f"not paid: {receipt.action}"
+
+
 SIGNED: set[str] = set()
 
 

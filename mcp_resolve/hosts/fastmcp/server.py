@@ -119,7 +119,9 @@ resolved = _Host.decorator(
     module is imported. Used bare (`@resolved`) or with budgets (`@resolved(max_rounds=8)`),
     as in `mcp_resolve.mcp`; `state_ttl` is the TTL of the server's
     `FastMCP(request_state_security=...)` (600 s unless changed there); `ask_timeout`
-    bounds how long a question may hold a legacy call open (600 s).
+    bounds how long a question may hold a legacy call open (600 s); `max_held` and
+    `max_held_per_owner` bound the calls waiting for a URL step (1000 per worker, 32 per
+    owner).
     """
 )
 

@@ -40,6 +40,7 @@ from ...errors import InvalidSignature
 from ...protocol.completion import announce
 from ...protocol.connection import Connection
 from ...protocol.flow import ToolFlow
+from ...protocol.held_limits import DEFAULT_MAX_HELD, DEFAULT_MAX_HELD_PER_OWNER, check_bound
 from ...protocol.legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
 from ...protocol.lifespan import Lifespan, app_value, keeping_scope, scope_of
 from ...state.seal import KeyRing, ReplayGuard, StateSealer
@@ -106,6 +107,9 @@ class ResolvedTools:
     have one. `max_state_bytes` counts the sealed token, so it may not exceed the sealer's
     `max_token_length`. `ask_timeout` is how long a legacy question (or a URL question's
     wait for completion) may hold a call, unless the question sets its own `timeout`.
+    `max_held` (1000) and `max_held_per_owner` (32) bound the calls waiting for a URL step
+    in one worker, all tools together, and those of one owner (the authenticated user,
+    else the client's address); a wait past either is refused at once with a tool error.
     """
 
     def __init__(
@@ -119,11 +123,15 @@ class ResolvedTools:
         max_state_bytes: int = 16 * 1024,
         replay_guard: ReplayGuard | None = None,
         ask_timeout: float = DEFAULT_ASK_TIMEOUT,
+        max_held: int = DEFAULT_MAX_HELD,
+        max_held_per_owner: int = DEFAULT_MAX_HELD_PER_OWNER,
     ) -> None:
         self.sealer = _sealer(keys, sealer, audience)
         # Said once, at the first request over HTTP: this host does not build the app.
         self._warn_keys_of_this_process = keys is None and sealer is None
         self.ask_timeout = check_ask_timeout(ask_timeout)
+        self.max_held = check_bound(max_held, "max_held")
+        self.max_held_per_owner = check_bound(max_held_per_owner, "max_held_per_owner")
         if isinstance(max_state_bytes, int) and max_state_bytes > self.sealer.max_token_length:
             raise ValueError(
                 f"max_state_bytes ({max_state_bytes}) is more than the sealer's "
@@ -174,6 +182,8 @@ class ResolvedTools:
             replay_guard=self.replay_guard,
             state_ttl=self.sealer.ttl,
             ask_timeout=self.ask_timeout,
+            max_held=self.max_held,
+            max_held_per_owner=self.max_held_per_owner,
             clock=self.sealer.now,
             principal=self.principal,
             app_scope_hint=_APP_SCOPE_HINT,

@@ -145,8 +145,12 @@ resolved = _Host.decorator(
     with a replay guard a state older than `state_ttl` is refused too; set it to the
     server's TTL when you change that. `ask_timeout` (600 s) is how long a question may
     hold a legacy call open, answer and URL completion each, unless the question sets
-    its own `timeout`. A function with app-scoped resolvers is refused here: a plain
-    `MCPServer` keeps no application scope, `ResolvingMCPServer` does.
+    its own `timeout`. `max_held` (1000) and `max_held_per_owner` (32) bound the calls
+    waiting for a URL step in one worker, all tools together, and those of one owner (the
+    authenticated user, else the client's address); a wait past either, or a copy of a
+    retry already held, gets a tool error at once. A function with app-scoped resolvers
+    is refused here: a plain `MCPServer` keeps no application scope, `ResolvingMCPServer`
+    does.
     """
 )
 
