@@ -24,7 +24,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from ..analysis.graph import Graph
-from ..analysis.nodes import ASYNC, Node
+from ..analysis.nodes import ASYNC, SYNC, Node
 from ..client_requests import QUESTION_CLASSES
 from ..outcomes import OUTCOME_TYPES
 
@@ -73,7 +73,7 @@ def compile_walk(graph: Graph, concurrent: list[bool]) -> Walk:
                 lines.extend(_app_node(node, namespace))
         waiting = [n for n in nodes if n.is_async and not n.app]
         sync = [n for n in nodes if not n.is_async]
-        if len(waiting) + (1 if sync else 0) >= 2:
+        if sum(1 for n in waiting if not n.inline) + (1 if sync else 0) >= 2:
             lines.append(f"    if _CONCURRENT[{depth}]:")
             lines.append("        await res._concurrently()")
             lines.append("        return")
@@ -170,11 +170,14 @@ def _async_node(node: Node, namespace: dict[str, Any]) -> list[str]:
         lines.append(f"        a{len(call_args)} = v")
         call_args.append(_keyword(name, f"a{len(call_args)}", namespace, i, len(call_args)))
     call = f"f{i}({', '.join(call_args)})"
-    awaited = call if node.kind == ASYNC else f"res._first(N{i}, {call})"
+    if node.inline:  # sync, declared non-blocking: called on the loop, never waits
+        awaited = call if node.kind == SYNC else f"res._first_sync(N{i}, {call})"
+    else:
+        awaited = "await " + (call if node.kind == ASYNC else f"res._first(N{i}, {call})")
+        lines.append(f"        res._current = N{i}")
     lines += [
-        f"        res._current = N{i}",
         "        try:",
-        f"            r = await {awaited}",
+        f"            r = {awaited}",
         "        except BaseException:",
         f"            res._fail(N{i})",
         "            raise",
