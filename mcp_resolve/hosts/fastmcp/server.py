@@ -27,10 +27,14 @@ over as plain compact JSON and never sealed a second time, exactly as on `MCPSer
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from contextlib import AsyncExitStack
 from typing import Any
 
+from fastmcp.dependencies import CurrentContext
 from fastmcp.exceptions import ToolError
 from fastmcp.server.context import Context
+from fastmcp.server.dependencies import get_context
 from fastmcp.server.server import FastMCP
 from fastmcp.tools.base import ToolResult
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
@@ -63,7 +67,19 @@ def _connection(ctx: Context, app_scoped: bool = False) -> Connection:
         if task_id is not None:  # a leg of a background task, on a Docket worker
             return leg_connection(ctx, task_id, app=app)
         return outside_a_request(ctx, app)
-    return Connection.of(request, ctx, context=ctx, app=app, escalation=ESCALATING.get())
+    # fastmcp's `ctx.request_state` and `ctx.input_responses` each validate the whole of
+    # the request's params with pydantic; the raw params (fastmcp's documented way to the
+    # SDK's request context) say whether there is anything to read, and the state is
+    # there as it is (already unsealed), so a first call reads neither property.
+    params = request._srctx.params
+    if not isinstance(params, Mapping):
+        params = {}
+    responses = ctx.input_responses if "inputResponses" in params else None
+    state = params.get("requestState")
+    return Connection(  # positional: cheaper than by keyword, on every call
+        request.protocol_version, request.session, request.request_id, state, responses,
+        ctx, None, request, app, None, ESCALATING.get(),
+    )  # fmt: skip
 
 
 class _Host(WrappedFunction):
@@ -75,9 +91,29 @@ class _Host(WrappedFunction):
     app_scope_hint = (
         "give the server lifespan=mcp_resolve.fastmcp.app_scope (or app_scope | your_lifespan)"
     )
+    # fastmcp injects a `Context` parameter through its dependency engine, which costs a
+    # call more than five resolvers do (benchmarks/fastmcp_depends.py): the wrapper takes
+    # none, and finds the request's context where fastmcp keeps it for the call.
+    context_hidden = True
 
     def connection(self, ctx: Context) -> Connection:
         return _connection(ctx, self.flow.app_scoped)
+
+    def current_context(self) -> Context | None:
+        try:
+            return get_context()  # the foreground request's, or an in-process call's
+        except RuntimeError:
+            return None
+
+    async def entering_context(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """No foreground context: a background task's leg on a Docket worker, whose context
+        fastmcp builds and enters (and leaves) only through its dependency for it."""
+        async with AsyncExitStack() as stack:
+            try:
+                ctx = await stack.enter_async_context(CurrentContext())
+            except RuntimeError:  # none anywhere: called directly, outside any call
+                return await super().entering_context(args, kwargs)
+            return await self.call(args, self.given_context(kwargs, ctx))
 
     async def run(self, ctx: Any, arguments: dict[str, Any], kwargs: dict[str, Any]) -> Any:
         raised: list[BaseException] = []  # what the body itself raised, if anything
