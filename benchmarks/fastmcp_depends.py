@@ -43,7 +43,7 @@ from fastmcp import Client, Context, FastMCP
 from fastmcp.dependencies import CallArgument, Depends
 from mcp_types import InputRequiredResult
 from paired import Paired, hop_probe, paired_round
-from workloads import EXPECTED, FIVE, RUNS, five, header, run
+from workloads import EXPECTED, FIVE, RUNS, five, header, not_blocking, run
 
 from mcp_resolve import Resolve
 from mcp_resolve.fastmcp import resolved
@@ -127,9 +127,6 @@ def server() -> FastMCP[Any]:
     @app.tool(name="context0")
     async def context0(x: int, ctx: Context) -> int:
         return 5 + x - x
-
-    def not_blocking(fn: Callable[..., Any]) -> Resolve:
-        return Resolve(fn, blocking=False)
 
     app.tool(depends_five(sync=False), name="dep_async5")
     app.tool(depends_five(sync=True), name="dep_sync5")
