@@ -19,6 +19,7 @@ from fastmcp import Client as FastMCPClient
 from fastmcp import FastMCP
 from mcp import Client
 from mcp.server import MCPServer
+from support.tracing import named, recording
 
 from mcp_resolve import AppScope, InvalidSignature, Resolve, ResolverGraph
 from mcp_resolve.fastmcp import resolved as fastmcp_resolved
@@ -70,6 +71,22 @@ async def test_a_non_blocking_sync_resolver_runs_on_the_loop_thread_and_the_defa
             assert THREADS["parse"] == loop
             assert THREADS["double"] == loop
             assert THREADS["hopping"] != loop
+
+
+async def test_a_traced_call_runs_it_inline_and_its_span_says_so() -> None:
+    mcp = MCPServer("inline")
+    mcp.add_tool(resolved(tool), name="tool")
+    loop = threading.get_ident()
+    with recording() as spans:
+        async with Client(mcp) as client:
+            result = await client.call_tool("tool", {"x": 2})
+    assert result.content[0].text == "40 3"  # type: ignore[union-attr]
+    assert (THREADS["parse"], THREADS["double"]) == (loop, loop)
+    exported = spans.get_finished_spans()
+    execution = "mcp_resolve.resolver.execution"
+    assert named(exported, "resolver double").attributes[execution] == "inline"  # type: ignore[index]
+    assert named(exported, "resolver parse").attributes[execution] == "inline"  # type: ignore[index]
+    assert named(exported, "resolver hopping").attributes[execution] == "sync"  # type: ignore[index]
 
 
 async def test_fastmcp_runs_it_on_the_event_loop_thread_too() -> None:
