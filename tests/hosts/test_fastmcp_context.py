@@ -84,3 +84,21 @@ async def test_called_directly_with_a_context_it_uses_that_one() -> None:
 async def test_called_directly_with_no_context_anywhere_the_error_says_so() -> None:
     with pytest.raises(TypeError, match="without a fastmcp Context to resolve them with"):
         await resolved(report)(x=1)
+
+
+async def test_a_resolved_prompt_and_resource_template_find_the_context_too() -> None:
+    app: FastMCP[Any] = FastMCP("Notes")
+
+    async def note(topic: str, name: Annotated[str, Resolve(server_name)]) -> str:
+        return f"{name}: {topic}"
+
+    async def page(item: str, name: Annotated[str, Resolve(server_name)]) -> str:
+        return f"{name}/{item}"
+
+    app.prompt(resolved(note), name="note")
+    app.resource("notes://{item}", name="page")(resolved(page))
+    async with Client(app) as client:
+        prompt = await client.get_prompt("note", {"topic": "tea"})
+        (content,) = await client.read_resource("notes://tea")
+    assert prompt.messages[0].content.text == "Notes: tea"  # type: ignore[union-attr]
+    assert content.text == "Notes/tea"  # type: ignore[union-attr]
