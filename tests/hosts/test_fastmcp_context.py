@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import pytest
 from fastmcp import Client, Context, FastMCP
 from fastmcp.server.dependencies import without_injected_parameters
+from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 from support.hosts import MODES
 
 from mcp_resolve import Resolve
@@ -102,3 +103,18 @@ async def test_a_resolved_prompt_and_resource_template_find_the_context_too() ->
         (content,) = await client.read_resource("notes://tea")
     assert prompt.messages[0].content.text == "Notes: tea"  # type: ignore[union-attr]
     assert content.text == "Notes/tea"  # type: ignore[union-attr]
+
+
+async def test_the_bodys_own_sdk_tool_error_is_left_to_fastmcp_which_masks_it() -> None:
+    """Only a resolver's failure is turned into fastmcp's ToolError (which fastmcp shows as
+    written); what the body raises is fastmcp's to handle, masked like any exception."""
+
+    async def leaky(name: Annotated[str, Resolve(server_name)]) -> str:
+        raise SDKToolError(f"secret of {name}")
+
+    app: FastMCP[Any] = FastMCP("Vault", mask_error_details=True)
+    app.tool(resolved(leaky), name="leaky")
+    async with Client(app) as client:
+        result = await client.call_tool("leaky", {}, raise_on_error=False)
+    assert result.is_error
+    assert result.content[0].text == "Error calling tool 'leaky'"  # type: ignore[union-attr]

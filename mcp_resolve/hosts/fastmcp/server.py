@@ -87,6 +87,9 @@ def _connection(ctx: Context, app_scoped: bool = False) -> Connection:
     )  # fmt: skip
 
 
+_BODY = "_mcp_resolve_raised_by_the_body"
+
+
 class _Host(WrappedFunction):
     """A resolved function on fastmcp: its `Context` gives the connection."""
 
@@ -124,32 +127,34 @@ class _Host(WrappedFunction):
                 return await super().entering_context(args, kwargs)
             return await self.call(args, self.given_context(kwargs, ctx))
 
+    async def _marked_body(
+        self, conn: Connection, arguments: dict[str, Any], values: dict[str, Any]
+    ) -> Any:
+        """The flow's body: the tool, what it raises marked as its own, so that `run` leaves
+        it to fastmcp (a method, not a closure made per call)."""
+        try:
+            return await self.invoke(conn, arguments, values)
+        except BaseException as exc:
+            exc.__dict__[_BODY] = True
+            raise
+
     async def run(self, ctx: Any, arguments: dict[str, Any], kwargs: dict[str, Any]) -> Any:
-        raised: list[BaseException] = []  # what the body itself raised, if anything
-
-        async def body(conn: Connection, arguments: dict[str, Any], values: dict[str, Any]) -> Any:
-            try:
-                return await self.invoke(conn, arguments, values)
-            except BaseException as exc:
-                raised.append(exc)
-                raise
-
         conn = _connection(ctx, self.flow.app_scoped)
         if task_legs.prepare is not None and is_leg(conn):
             await task_legs.prepare(conn, ctx, getattr(self.wrapper, task_legs.ASKS_FIRST, False))
         try:
-            result = await self.flow.run(conn, arguments, body)
+            result = await self.flow.run(conn, arguments, self._marked_body)
             if isinstance(result, task_legs.Escalation):
                 return ToolResult(content=[])  # not sent: the extension makes the task instead
             return result
         except SDKToolError as exc:
-            if exc in raised:
+            if _BODY in exc.__dict__:
                 raise  # the body's own exceptions are fastmcp's to report, untouched
             # fastmcp masks unknown exceptions; its ToolError reaches the model as written.
             # (A resolver's failure, or a cleanup's, already translated: nothing leaks.)
             raise ToolError(str(exc), log_level=logging.INFO) from None
         except MCPError as exc:
-            if exc in raised or exc.error.message != STATE_REFUSED:
+            if _BODY in exc.__dict__ or exc.error.message != STATE_REFUSED:
                 raise
             # fastmcp turns every error from a tool but -32021 into a result, and logs it
             # with its traceback at ERROR; the refusal was logged once already (WARNING).
