@@ -39,14 +39,15 @@ Finish = Callable[[Any], Any]
 """The generated finish: the call's `Resolved` values, or its suspension."""
 
 
-def compile_walk(graph: Graph, concurrent: list[bool]) -> Walk:
+def compile_walk(graph: Graph, concurrent: list[bool], straight: bool = False) -> Walk:
     """The walk of `graph`, reading `concurrent` (one flag per level) as it goes.
 
     The code is the same whatever the engine learns; only the flags change: a level whose
     flag is set hands the rest of the graph to the scheduler, any other level runs inline.
     So learning never regenerates code on a live call. A level with at most one thing
     that can wait (one async resolver, or its sync resolvers as one hop) can never need
-    the scheduler and gets no check at all.
+    the scheduler and gets no check at all. A `straight` walk (`Plan.straight`: nothing in
+    it can wait, so no driver watches it) does not record which resolver it awaits.
     """
     namespace: dict[str, Any] = {
         "_PENDING": PENDING,
@@ -78,7 +79,7 @@ def compile_walk(graph: Graph, concurrent: list[bool]) -> Walk:
             lines.append("        await res._concurrently()")
             lines.append("        return")
         for node in waiting:
-            lines.extend(_async_node(node, namespace))
+            lines.extend(_async_node(node, namespace, track=not straight))
         if sync:
             names = []
             for node in sync:
@@ -137,7 +138,7 @@ def _app_node(node: Node, namespace: dict[str, Any]) -> list[str]:
     ]
 
 
-def _async_node(node: Node, namespace: dict[str, Any]) -> list[str]:
+def _async_node(node: Node, namespace: dict[str, Any], track: bool = True) -> list[str]:
     i = node.index
     namespace[f"N{i}"] = node
     namespace[f"f{i}"] = node.fn
@@ -174,7 +175,8 @@ def _async_node(node: Node, namespace: dict[str, Any]) -> list[str]:
         awaited = call if node.kind == SYNC else f"res._first_sync(N{i}, {call})"
     else:
         awaited = "await " + (call if node.kind == ASYNC else f"res._first(N{i}, {call})")
-        lines.append(f"        res._current = N{i}")
+        if track:  # what the driver reads when the walk waits
+            lines.append(f"        res._current = N{i}")
     lines += [
         "        try:",
         f"            r = {awaited}",

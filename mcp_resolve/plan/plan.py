@@ -61,7 +61,7 @@ class Plan:
             for node in graph.nodes
         )
         self.concurrent = concurrent_levels(graph)
-        self.walk: Walk = compile_walk(graph, self.concurrent)
+        self.walk: Walk = compile_walk(graph, self.concurrent, self.straight)
         self.finish: Finish = compile_finish(graph, resolved)
         rehearse(graph, self.walk, self.finish, call_class, REHEARSALS)
 
