@@ -213,6 +213,7 @@ bench: $(STAMP) redis-server
 	$(BIN)/python benchmarks/engine.py
 	$(BIN)/python benchmarks/host.py
 	$(BIN)/python benchmarks/sdk.py
+	$(BIN)/python benchmarks/fastmcp_depends.py
 	$(BIN)/python benchmarks/hops.py
 	$(BIN)/python benchmarks/cliff.py
 	$(BIN)/python benchmarks/throughput.py

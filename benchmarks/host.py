@@ -72,7 +72,7 @@ async def _ignore(*_: Any) -> None:
 
 
 async def main(quick: bool) -> None:
-    scenarios = ("async5", "sync5")
+    scenarios = ("async5", "sync5", "inline5")
     sdk, ours = servers(scenarios)
     rounds, pairs = (3, 40) if quick else (15, 300)
     print(header())

@@ -20,7 +20,11 @@ from workloads import RUNS, check
 
 from mcp_resolve.engine.workers import run_sync
 
-LABELS = {"async5": "5 trivial async resolvers", "sync5": "5 trivial sync resolvers"}
+LABELS = {
+    "async5": "5 trivial async resolvers",
+    "sync5": "5 trivial sync resolvers",
+    "inline5": "5 sync, ours blocking=False",
+}
 
 
 @dataclass

@@ -44,11 +44,11 @@ async def waits(client: Client, calls: int) -> float:
 
 
 async def main(quick: bool) -> None:
-    sdk, ours = servers()
+    sdk, ours = servers(("async5", "sync5", "inline5", "wait8"))
     rounds, pairs = (3, 30) if quick else (15, 200)
     print(header())
     print(f"rounds={rounds} pairs/round={pairs} | in-memory Client, 2026-07-28")
-    scenarios = ("async5", "sync5")
+    scenarios = ("async5", "sync5", "inline5")
     found: dict[tuple[str, str], Paired] = {}
     slow: dict[str, list[float]] = {}
     async with Client(sdk, mode="2026-07-28") as a, Client(ours, mode="2026-07-28") as b:

@@ -147,12 +147,19 @@ def servers(
     builders: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {
         "async5": lambda m: five(m, sync=False),
         "sync5": lambda m: five(m, sync=True),
+        "inline5": lambda m: five(m, sync=True),  # the SDK's hop; ours declared non-blocking
         "wait8": eight,
     }
+    markers: dict[str, Callable[..., Any]] = {"inline5": not_blocking}
     for name in scenarios:
         sdk.add_tool(builders[name](SdkResolve), name=name)
-        ours.add_tool(resolved(builders[name](Resolve)), name=name)
+        ours.add_tool(resolved(builders[name](markers.get(name, Resolve))), name=name)
     return sdk, ours
+
+
+def not_blocking(fn: Callable[..., Any]) -> Resolve:
+    """mcp_resolve's marker for a sync resolver that only computes: run on the event loop."""
+    return Resolve(fn, blocking=False)
 
 
 def sdk_question(message: str) -> Any:
@@ -169,6 +176,7 @@ EXPECTED: dict[str, tuple[int, tuple[str, ...]]] = {
     "floor": (5, ()),
     "async5": (4, FIVE),
     "sync5": (4, FIVE),
+    "inline5": (4, FIVE),
     "wait8": (28, EIGHT),
 }
 

@@ -31,9 +31,16 @@ class Resolve:
     or when the server starts with `eager=True`. Its build has a deadline, `build_timeout`
     seconds (60 by default): past it, the calls waiting for the value get a tool error
     naming the resolver, and the next call builds it again.
+
+    `blocking=False` says that a sync (`def`) resolver only computes: it never waits on a
+    socket, a file, a lock or `time.sleep`. It then runs on the event loop's thread, with
+    no hop to a worker thread (tens of microseconds a call). Left out, a sync resolver
+    runs in a worker thread, so one that blocks cannot stall every other call. Said once
+    for a resolver, it holds wherever it is used. Async resolvers run on the event loop
+    already and take no `blocking`.
     """
 
-    __slots__ = ("build_timeout", "eager", "fn", "key", "scope")
+    __slots__ = ("blocking", "build_timeout", "eager", "fn", "key", "scope")
 
     def __init__(
         self,
@@ -44,9 +51,14 @@ class Resolve:
         scope: Scope = "call",
         eager: bool = False,
         build_timeout: float | None = None,
+        blocking: bool | None = None,
     ) -> None:
         if not callable(fn):
             raise TypeError(_not_a_resolver(fn))
+        if blocking is not None and not isinstance(blocking, bool):
+            raise TypeError(
+                f"Resolve({_name(fn)}, blocking=...) must be True or False, got {blocking!r}"
+            )
         if key is not None and (not isinstance(key, str) or not key):
             raise TypeError(f"Resolve(key=...) must be a non-empty string, got {key!r}")
         if scope not in ("call", "app"):
@@ -70,6 +82,7 @@ class Resolve:
         self.scope: Scope = scope
         self.eager = eager
         self.build_timeout = build_timeout
+        self.blocking = blocking
 
     def __repr__(self) -> str:
         name = getattr(self.fn, "__qualname__", type(self.fn).__qualname__)
@@ -80,6 +93,8 @@ class Resolve:
             options += ", eager=True"
         if self.build_timeout is not None:
             options += f", build_timeout={self.build_timeout:g}"
+        if self.blocking is not None:
+            options += f", blocking={self.blocking}"
         return f"Resolve({name}{options})"
 
     def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
@@ -97,6 +112,11 @@ class Resolve:
         name = getattr(self.fn, "__qualname__", type(self.fn).__qualname__)
         parameter = getattr(handler, "field_name", None)  # the function's parameter
         raise unwrapped_error(self, name.rsplit("<locals>.", 1)[-1], parameter)
+
+
+def _name(fn: Any) -> str:
+    name: str = getattr(fn, "__qualname__", type(fn).__qualname__)
+    return name.rsplit("<locals>.", 1)[-1]
 
 
 def _not_a_resolver(value: Any) -> str:

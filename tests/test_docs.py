@@ -217,6 +217,13 @@ def test_dependencies_lifecycle() -> None:
     assert seen["withdrawn"] == "acc-1: withdrew 20 EUR"
 
 
+def test_dependencies_inline() -> None:
+    seen = observe("dependencies_inline")
+    assert seen["quote"] == "mug: 12.00 incl. tax, 3 in stock"
+    assert seen["on the event loop"] == ["parse_price", "with_tax"]
+    assert seen["in a worker thread"] == ["stock_level"]
+
+
 def test_dependencies_checks() -> None:
     seen = observe("dependencies_checks")
     assert seen["connected"] == "connecting to db.internal:8080 (port is int)"

@@ -22,6 +22,7 @@ from ..markers import Elicit, ElicitURL, Resolve
 from ..schema import render_elicitation_schema
 from ..sdk_phrases import cycle, two_questions, unfillable
 from .arguments import argument_names, context_like, unfillable_fix
+from .blocking import declare_blocking, settle_inline_nodes
 from .depends import DependsMarker
 from .edges import union_members
 from .injected import is_client_capabilities, lookalike_fix, sdk_lookalike
@@ -193,6 +194,7 @@ class _Builder(ParameterReader):
         existing = self.nodes.get(node_id)
         if existing is not None:
             scope_conflict(existing, marker.scope == "app", self.problem)
+            declare_blocking(existing, marker, self.problem)
             existing.eager = existing.eager or marker.eager
             if marker.build_timeout is not None:  # the longest deadline any Resolve gives
                 existing.build_timeout = max(existing.build_timeout or 0.0, marker.build_timeout)
@@ -219,6 +221,7 @@ class _Builder(ParameterReader):
         node.app = marker.scope == "app"
         node.eager = marker.eager
         node.build_timeout = marker.build_timeout
+        declare_blocking(node, marker, self.problem)
         self.bases[node_id] = base
         if fn is not marker.fn:
             self.key_sources[id(node)] = marker.fn
@@ -371,6 +374,7 @@ class _Builder(ParameterReader):
             )
         check_scopes(ordered, self.problem)
         settle_app_nodes(ordered)
+        settle_inline_nodes(ordered)
         return tuple(node.freeze() for node in ordered)
 
 

@@ -37,7 +37,9 @@ class Node:
     the server's application scope under `app_key`, which the scope builds on first use.
     `kind` still says what the function is (the scope runs it); `is_async` is True and
     `suspends` False because that is how a call treats it: awaited, never a thread hop,
-    never worth a task once built.
+    never worth a task once built. A sync resolver declared non-blocking
+    (`Resolve(fn, blocking=False)`, see `blocking`) is `inline`: a call runs it on the
+    event loop's thread, so it too is `is_async` (no hop) and never `suspends`.
     """
 
     __slots__ = (
@@ -45,6 +47,7 @@ class Node:
         "app_key",
         "argument_params",
         "asks",
+        "blocking",
         "build_timeout",
         "capability_params",
         "context_params",
@@ -56,6 +59,7 @@ class Node:
         "fn",
         "has_params",
         "index",
+        "inline",
         "is_async",
         "key",
         "kind",
@@ -78,6 +82,8 @@ class Node:
         self.parameter = parameter
         self.explicit_key: str | None = None
         self.app = False
+        self.blocking: bool | None = None  # what the Resolve(...) markers said, if anything
+        self.inline = False  # sync, declared non-blocking: run on the event loop
         self.eager = False
         self.build_timeout: float | None = None  # app-scoped only; None: the scope's default
         self.app_key: object = None

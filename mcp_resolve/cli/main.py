@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from types import UnionType
 from typing import Any, Union, get_args, get_origin
 
+from ..analysis.blocking import hops
 from ..analysis.nodes import ASYNC_GEN, SYNC_GEN, Node, type_hints
 from ..errors import InvalidSignature
 from .failures import EXIT_BROKEN_PIPE, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, TargetError
@@ -72,6 +73,7 @@ def command_check(options: argparse.Namespace, out: Output) -> int:
     order = sorted(set(kinds), key=lambda k: (first.index(k) if k in first else 4, str(k)))
     asks = ", ".join(f"{kinds.count(k)} {k}" for k in order)
     unseen = sum(1 for graph in graphs for node in graph.nodes if may_ask_unseen(node))
+    hopping = sorted({node.name for graph in graphs for node in graph.nodes if hops(node)})
     where = ", ".join(options.targets)
     if problems:
         report(problems, out)
@@ -85,7 +87,7 @@ def command_check(options: argparse.Namespace, out: Output) -> int:
         (f"{out.mark(True)} {where}: ", "ok"),
         f"{_counted(functions)} checked, {_count(resolvers, 'resolver')}, "
         f"{_count(len(kinds), 'question')}{f' ({asks})' if asks else ''}"
-        f"{_unseen(unseen)}; no problems",
+        f"{_unseen(unseen)}{_hopping(hopping)}; no problems",
     )
     return EXIT_OK
 
@@ -111,6 +113,14 @@ def _unseen(n: int) -> str:
         return ""
     which = "resolver declares" if n == 1 else "resolvers declare"
     return f"; {n} {which} no questions in a return annotation (checked when asked)"
+
+
+def _hopping(names: list[str]) -> str:
+    """Which sync resolvers cost each call a worker-thread hop, when there are any."""
+    if not names:
+        return ""
+    which = "sync resolver hops" if len(names) == 1 else "sync resolvers hop"
+    return f"; {len(names)} {which} to a worker thread ({', '.join(names)})"
 
 
 def _served(target: Target) -> str:

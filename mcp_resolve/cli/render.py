@@ -17,6 +17,16 @@ from .registered import Function
 
 KINDS = {ASYNC: "async", SYNC: "sync", ASYNC_GEN: "async generator", SYNC_GEN: "generator"}
 
+
+def kind(node: Node) -> str:
+    """What the resolver is, and for sync code where a call runs it (a worker thread,
+    unless declared non-blocking)."""
+    label = KINDS.get(node.kind, "?")
+    if node.kind in (SYNC, SYNC_GEN) and not node.app:
+        label += " (inline)" if node.inline else " (worker thread)"
+    return label
+
+
 Segment = tuple[str, str]  # (text, style name)
 
 
@@ -165,7 +175,7 @@ def tool_tree(tool: Function, out: Output) -> Item:
             once = "once per server lifespan" if node.app else "once per call"
             return Item([*head, (f"  (shown above; runs {once})", "meta")])
         shown.add(index)
-        head.append((f"  {KINDS.get(node.kind, '?')}{sep}key {node.key}", "meta"))
+        head.append((f"  {kind(node)}{sep}key {node.key}", "meta"))
         if node.app:
             head.extend([(sep, "meta"), (_scope(node), "app")])
         asks = _asks(node)

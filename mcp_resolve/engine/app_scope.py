@@ -223,6 +223,8 @@ class AppScope:
         if kind == ASYNC:
             return await node.fn(**kwargs)
         if kind == SYNC:
+            if node.inline:  # declared non-blocking: no hop
+                return node.fn(**kwargs)
             return await workers.run_sync(functools.partial(node.fn, **kwargs))
         if kind == ASYNC_GEN:
             agen = node.fn(**kwargs)
@@ -234,7 +236,10 @@ class AppScope:
                 ) from None
             self._keep(True, agen, node)
             return value
-        value, generator = await workers.run_sync(call, node, kwargs)
+        if node.inline:
+            value, generator = call(node, kwargs)
+        else:
+            value, generator = await workers.run_sync(call, node, kwargs)
         self._keep(False, generator, node)
         return value
 
@@ -242,7 +247,7 @@ class AppScope:
         if is_async:
             self._exits.push_async(generator, node.name)
         else:
-            self._exits.push_sync(generator, node.name)
+            self._exits.push_sync(generator, node.name, inline=node.inline)
 
 
 class Caller(Protocol):

@@ -8,6 +8,8 @@ import anyio
 
 from . import workers
 
+_ASYNC, _THREAD, _INLINE = 0, 1, 2  # where a generator's cleanup runs
+
 
 class ExitStack:
     """Generator resolvers that have yielded, in the order they did.
@@ -26,16 +28,18 @@ class ExitStack:
     __slots__ = ("_entries", "error", "failed")
 
     def __init__(self) -> None:
-        self._entries: list[tuple[bool, Any, str]] = []
+        self._entries: list[tuple[int, Any, str]] = []
         # What `close` raised of its own (not the exception it was given), and whose cleanup.
         self.error: BaseException | None = None
         self.failed: str | None = None
 
     def push_async(self, generator: Any, name: str) -> None:
-        self._entries.append((True, generator, name))
+        self._entries.append((_ASYNC, generator, name))
 
-    def push_sync(self, generator: Any, name: str) -> None:
-        self._entries.append((False, generator, name))
+    def push_sync(self, generator: Any, name: str, *, inline: bool = False) -> None:
+        """A sync generator's cleanup runs where its setup ran: in a worker thread, or on
+        the event loop for one declared non-blocking (`Resolve(fn, blocking=False)`)."""
+        self._entries.append((_INLINE if inline else _THREAD, generator, name))
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -50,15 +54,19 @@ class ExitStack:
         entries, self._entries = self._entries, []
         error = exc
         with anyio.CancelScope(shield=True):
-            for is_async, generator, name in reversed(entries):
+            for mode, generator, name in reversed(entries):
                 try:
                     if error is None and abandoned:
-                        if is_async:
+                        if mode == _ASYNC:
                             await generator.aclose()
+                        elif mode == _INLINE:
+                            generator.close()
                         else:
                             await workers.run_sync(generator.close)
-                    elif is_async:
+                    elif mode == _ASYNC:
                         await _finish_async(generator, error, name)
+                    elif mode == _INLINE:
+                        _finish_sync(generator, error, name)
                     else:
                         await workers.run_sync(_finish_sync, generator, error, name)
                 except BaseException as new:

@@ -14,7 +14,6 @@ scope. Sync resolvers that are ready together share one worker-thread hop.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Awaitable, Mapping
 from typing import Any, NoReturn
 
@@ -22,7 +21,7 @@ import anyio
 
 from ..analysis.edges import EdgeRefusal
 from ..analysis.graph import Graph
-from ..analysis.nodes import ASYNC, Node, Target
+from ..analysis.nodes import ASYNC, SYNC, Node, Target
 from ..client_requests import QUESTION_CLASSES
 from ..errors import ResolutionError
 from ..markers import Elicit
@@ -38,12 +37,9 @@ from .questions import Answer, Question
 from .refusal import refused
 from .replies import UNANSWERED, Supplied
 from .results import Resolved, Suspended
-from .scheduler import Scheduler
+from .scheduler import Scheduler, first_error
 from .stepping import DONE, forward, resume
-from .threads import call_all, run_ready
-
-if sys.version_info < (3, 11):  # pragma: no cover
-    from exceptiongroup import BaseExceptionGroup
+from .threads import call_all, first_value, run_ready
 
 _PENDING = PENDING
 _BLOCKED = BLOCKED
@@ -163,6 +159,9 @@ class Resolution:
         kwargs = self._kwargs(node)
         try:
             step: Any = node.fn(**kwargs)
+            if node.inline:  # sync, declared non-blocking: finished once called
+                self._settle(node, step if node.kind == SYNC else self._first_sync(node, step))
+                return None
             if node.kind != ASYNC:
                 step = self._first(node, step)
             yielded = step.send(None)
@@ -221,6 +220,12 @@ class Resolution:
         self._exit_stack().push_async(agen, node.name)
         return value
 
+    def _first_sync(self, node: Node, generator: Any) -> Any:
+        """A generator resolver declared non-blocking, run to its `yield` on the loop."""
+        value = first_value(node, generator)
+        self._exit_stack().push_sync(generator, node.name, inline=True)
+        return value
+
     async def _drive(self, walk: Any, yielded: Any) -> None:
         """The walk waits: let it, noting each resolver seen waiting for the next calls.
 
@@ -255,7 +260,7 @@ class Resolution:
                 scheduler.prepare(ready)
                 await scheduler.drive(scheduler.start(ready))
         except BaseException as exc:
-            raise _first_error(exc) from None
+            raise first_error(exc) from None
 
     def _blocked(self, node: Node) -> bool:
         values = self._values
@@ -389,10 +394,3 @@ class Resolution:
         error = await workers.run_sync(run_ready, self, nodes, extend)
         if error is not None:
             raise error
-
-
-def _first_error(exc: BaseException) -> BaseException:
-    """anyio wraps task failures in a group; hosts and users want the resolver's own error."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) >= 1:
-        exc = exc.exceptions[0]
-    return exc

@@ -12,12 +12,16 @@ blocked instead of run, and blocks its own dependents.
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Protocol
 
 from anyio.abc import TaskGroup
 
 from ..analysis.nodes import Node
 from ..plan.compiler import PENDING as _PENDING
+
+if sys.version_info < (3, 11):  # pragma: no cover
+    from exceptiongroup import BaseExceptionGroup
 
 Held = tuple[Node, Any, Any]
 
@@ -125,3 +129,10 @@ class Scheduler:
         for node in nodes:
             ready.extend(self._release(node))
         await self.drive(self.start(ready))
+
+
+def first_error(exc: BaseException) -> BaseException:
+    """anyio wraps task failures in a group; hosts and users want the resolver's own error."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) >= 1:
+        exc = exc.exceptions[0]
+    return exc

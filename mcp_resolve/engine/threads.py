@@ -29,8 +29,13 @@ def call(node: Node, kwargs: dict[str, Any]) -> tuple[Any, Any]:
     result = node.fn(**kwargs)
     if node.kind != SYNC_GEN:
         return result, None
+    return first_value(node, result), result
+
+
+def first_value(node: Node, generator: Any) -> Any:
+    """What a sync generator resolver yields (it must yield once)."""
     try:
-        return next(result), result
+        return next(generator)
     except StopIteration:
         raise RuntimeError(f"Generator resolver {node.name!r} did not yield a value") from None
 

@@ -113,7 +113,7 @@ class CallTrace:
                 RESOLVER: node.name,
                 KEY: node.key,
                 PARAMETER: node.parameter,
-                EXECUTION: "async" if node.is_async else "sync",
+                EXECUTION: "inline" if node.inline else "async" if node.is_async else "sync",
                 ROUND: self.round,
             },
         )

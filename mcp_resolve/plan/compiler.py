@@ -24,7 +24,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from ..analysis.graph import Graph
-from ..analysis.nodes import ASYNC, Node
+from ..analysis.nodes import ASYNC, SYNC, Node
 from ..client_requests import QUESTION_CLASSES
 from ..outcomes import OUTCOME_TYPES
 
@@ -39,14 +39,15 @@ Finish = Callable[[Any], Any]
 """The generated finish: the call's `Resolved` values, or its suspension."""
 
 
-def compile_walk(graph: Graph, concurrent: list[bool]) -> Walk:
+def compile_walk(graph: Graph, concurrent: list[bool], straight: bool = False) -> Walk:
     """The walk of `graph`, reading `concurrent` (one flag per level) as it goes.
 
     The code is the same whatever the engine learns; only the flags change: a level whose
     flag is set hands the rest of the graph to the scheduler, any other level runs inline.
     So learning never regenerates code on a live call. A level with at most one thing
     that can wait (one async resolver, or its sync resolvers as one hop) can never need
-    the scheduler and gets no check at all.
+    the scheduler and gets no check at all. A `straight` walk (`Plan.straight`: nothing in
+    it can wait, so no driver watches it) does not record which resolver it awaits.
     """
     namespace: dict[str, Any] = {
         "_PENDING": PENDING,
@@ -73,12 +74,12 @@ def compile_walk(graph: Graph, concurrent: list[bool]) -> Walk:
                 lines.extend(_app_node(node, namespace))
         waiting = [n for n in nodes if n.is_async and not n.app]
         sync = [n for n in nodes if not n.is_async]
-        if len(waiting) + (1 if sync else 0) >= 2:
+        if sum(1 for n in waiting if not n.inline) + (1 if sync else 0) >= 2:
             lines.append(f"    if _CONCURRENT[{depth}]:")
             lines.append("        await res._concurrently()")
             lines.append("        return")
         for node in waiting:
-            lines.extend(_async_node(node, namespace))
+            lines.extend(_async_node(node, namespace, track=not straight))
         if sync:
             names = []
             for node in sync:
@@ -137,7 +138,7 @@ def _app_node(node: Node, namespace: dict[str, Any]) -> list[str]:
     ]
 
 
-def _async_node(node: Node, namespace: dict[str, Any]) -> list[str]:
+def _async_node(node: Node, namespace: dict[str, Any], track: bool = True) -> list[str]:
     i = node.index
     namespace[f"N{i}"] = node
     namespace[f"f{i}"] = node.fn
@@ -170,11 +171,15 @@ def _async_node(node: Node, namespace: dict[str, Any]) -> list[str]:
         lines.append(f"        a{len(call_args)} = v")
         call_args.append(_keyword(name, f"a{len(call_args)}", namespace, i, len(call_args)))
     call = f"f{i}({', '.join(call_args)})"
-    awaited = call if node.kind == ASYNC else f"res._first(N{i}, {call})"
+    if node.inline:  # sync, declared non-blocking: called on the loop, never waits
+        awaited = call if node.kind == SYNC else f"res._first_sync(N{i}, {call})"
+    else:
+        awaited = "await " + (call if node.kind == ASYNC else f"res._first(N{i}, {call})")
+        if track:  # what the driver reads when the walk waits
+            lines.append(f"        res._current = N{i}")
     lines += [
-        f"        res._current = N{i}",
         "        try:",
-        f"            r = await {awaited}",
+        f"            r = {awaited}",
         "        except BaseException:",
         f"            res._fail(N{i})",
         "            raise",

@@ -50,14 +50,18 @@ class Plan:
                 node.suspends = False  # known without a call: planned inline from call 1
         # Nothing in the walk is learned from: every resolver is a coroutine with no await
         # point, a sync resolver (its thread hop always waits, and the level's sync
-        # resolvers share it), or an app-scoped value (its build is never learned from).
-        # A call then awaits the walk outright, with no driver to learn for.
+        # resolvers share it; one declared non-blocking runs inline), or an app-scoped
+        # value (its build is never learned from). A call then awaits the walk outright,
+        # with no driver to learn for.
         self.straight = all(
-            node.app or not node.is_async or (node.kind == ASYNC and node.suspends is False)
+            node.app
+            or not node.is_async
+            or node.inline
+            or (node.kind == ASYNC and node.suspends is False)
             for node in graph.nodes
         )
         self.concurrent = concurrent_levels(graph)
-        self.walk: Walk = compile_walk(graph, self.concurrent)
+        self.walk: Walk = compile_walk(graph, self.concurrent, self.straight)
         self.finish: Finish = compile_finish(graph, resolved)
         rehearse(graph, self.walk, self.finish, call_class, REHEARSALS)
 

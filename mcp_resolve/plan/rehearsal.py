@@ -18,9 +18,10 @@ each value's `__class__`, which real calls answer with classes the rehearsal can
 so the rehearsal leaves those checks for the first real calls to specialise. And no
 method of the call object runs: every value passes its edge as it is, app-scoped values
 are found in a stand-in scope, the resolvers nobody knows yet are shown as known (so
-nothing is learned), and sync and generator resolvers are settled in advance, so the
-walk skips them (they would need a thread hop or the engine's own machinery); their code
-is specialised by the first real call that runs it.
+nothing is learned), and generator resolvers and sync ones that hop are settled in advance, so
+the walk skips them (they would need a thread hop or the engine's own machinery); their
+code is specialised by the first real call that runs it. A sync resolver run inline
+(`blocking=False`) is rehearsed with a sync stub.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import copy
 from typing import Any
 
 from ..analysis.graph import Graph
-from ..analysis.nodes import ASYNC
+from ..analysis.nodes import ASYNC, SYNC
 from .compiler import PENDING, Finish, Walk
 
 
@@ -86,8 +87,9 @@ def _bare_call(graph: Graph, call_class: type) -> Any:
     call: Any = object.__new__(call_class)  # its constructor would set up a real call
     values = [PENDING] * len(graph.nodes)
     for node in graph.nodes:
-        if node.kind != ASYNC and not node.app:
-            values[node.index] = REHEARSED  # sync or generator: skipped, see the module doc
+        inline = node.kind == ASYNC or (node.inline and node.kind == SYNC)
+        if not inline and not node.app:
+            values[node.index] = REHEARSED  # hop or generator: skipped, see the module doc
     call._values = values
     call._app_values = {n.app_key: REHEARSED for n in graph.nodes if n.app}
     call._args = {a: None for n in graph.nodes for _, a in n.argument_params}

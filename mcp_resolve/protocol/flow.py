@@ -175,7 +175,8 @@ class ToolFlow:
                 elif conn.request_state is None and conn.input_responses:  # a first call
                     upfront = self._responses(conn, None, resolution.graph)
                 outcome = await resolution.resolve(answers)
-                outcome = await self.settled(conn, resolution, outcome, upfront)
+                if isinstance(outcome, Suspended):  # no coroutine for `settled` otherwise
+                    outcome = await self.settled(conn, resolution, outcome, upfront)
                 if isinstance(outcome, Suspended):  # a retry, or a task's leg after an answer
                     waits = held.waiting_for(outcome, answers)
                     if waits is not None:  # consented to a step that waits: hold, as legacy

@@ -63,7 +63,7 @@ def test_graph_of_a_server_draws_every_tool_and_what_each_asks(run: Run) -> None
 def test_a_shared_resolver_is_drawn_once_and_kinds_are_named(run: Run) -> None:
     status, out, _ = run("graph", "examples/order_book.py:mcp")
     assert status == 0
-    assert "├── stock ← check_stock  sync · key order_book:check_stock" in out
+    assert "├── stock ← check_stock  sync (worker thread) · key order_book:check_stock" in out
     assert out.count("check_stock  (shown above; runs once per call)") == 2
     assert "└── backorder ← confirm_backorder  async" in out
 
@@ -72,7 +72,9 @@ def test_graph_of_the_low_level_server_finds_its_resolved_tools(run: Run) -> Non
     status, out, _ = run("graph", "examples/files_lowlevel.py:server")
     assert status == 0
     assert "Server 'Files' (tools from ResolvedTools)" in out
-    assert "confirm ← confirm_delete  sync · key files_lowlevel:confirm_delete" in out
+    assert (
+        "confirm ← confirm_delete  sync (worker thread) · key files_lowlevel:confirm_delete" in out
+    )
 
 
 def test_graph_lists_a_resolvers_context_and_renamed_and_defaulted_parameters(
@@ -159,7 +161,8 @@ def test_check_passes_every_example_server(run: Run) -> None:
     assert (status, err) == (0, "")
     assert out.splitlines() == [
         f"✓ {', '.join(SERVERS)}, examples/files_core.py:delete_folder: 9 tools checked, "
-        "10 resolvers, 8 questions (6 form, 2 url); no problems"
+        "10 resolvers, 8 questions (6 form, 2 url); 2 sync resolvers hop to a worker thread "
+        "(check_stock, confirm_delete); no problems"
     ]
 
 
@@ -485,7 +488,10 @@ def test_graph_draws_prompts_and_resource_templates(run: Run, tmp_path: Path, ho
     assert status == 1
     title = "MCPServer" if host == "mcpserver" else "FastMCP"
     assert out.startswith(f"{title} 'Notes'  {target}, 2 prompts, 1 resource template\n")
-    assert f"prompt write  arguments: topic\n└── author ← author_of  sync · key notes_{host}" in out
+    assert (
+        "prompt write  arguments: topic\n"
+        f"└── author ← author_of  sync (worker thread) · key notes_{host}" in out
+    )
     assert "    └── topic ← prompt argument" in out
     assert "prompt review  invalid graph" in out
     assert "resource template notes://{note}  invalid graph" in out
@@ -499,7 +505,8 @@ def test_a_sound_prompt_and_template_are_checked_with_the_tools(run: Run, tmp_pa
     status, out, _ = run("check", f"{target}:server")
     assert status == 0
     assert out.endswith(
-        ": 2 prompts and 1 resource template checked, 3 resolvers, 0 questions; no problems\n"
+        ": 2 prompts and 1 resource template checked, 3 resolvers, 0 questions; "
+        "2 sync resolvers hop to a worker thread (author_of, owner_of); no problems\n"
     )
 
 
@@ -567,7 +574,7 @@ def test_a_tool_whose_only_resolver_is_a_fast_depends_depends_counts(
     status, out, _ = run("graph", f"{target}:greet")
     assert status == 0
     assert out.splitlines()[1:] == [
-        "└── name ← display_name  sync · key depends_only:display_name",
+        "└── name ← display_name  sync (worker thread) · key depends_only:display_name",
         "    └── user_id ← tool argument",
     ]
 
@@ -744,7 +751,7 @@ def test_plain_trees_fall_back_to_ascii_where_the_encoding_has_no_box_drawing(ru
     output.tree(tool_tree(tool, output))
     stream.flush()
     text = stream.buffer.getvalue().decode("ascii")
-    assert "|-- stock <- check_stock  sync - key order_book:check_stock" in text
+    assert "|-- stock <- check_stock  sync (worker thread) - key order_book:check_stock" in text
     assert "`-- backorder <- confirm_backorder" in text
 
 
@@ -837,11 +844,22 @@ def test_graph_shows_sampling_roots_and_the_client_capabilities(run: Run, tmp_pa
     status, out, _ = run("graph", f"{target}:brief")
     assert status == 0
     assert out.splitlines()[1:] == [
-        "├── text ← summarize  sync · key llm:summarize · asks: sampling",
+        "├── text ← summarize  sync (worker thread) · key llm:summarize · asks: sampling",
         "│   ├── topic ← tool argument",
         "│   └── caps ← client capabilities",
-        "└── where ← roots  sync · key llm:roots · asks: roots",
+        "└── where ← roots  sync (worker thread) · key llm:roots · asks: roots",
     ]
     status, out, _ = run("check", f"{target}:brief")
     assert status == 0
-    assert "2 questions (1 sampling, 1 roots); no problems" in out
+    assert "2 questions (1 sampling, 1 roots); 2 sync resolvers hop" in out
+
+
+def test_check_names_the_sync_resolvers_that_hop_and_graph_marks_where_each_runs(run: Run) -> None:
+    target = "docs/snippets/dependencies_inline.py:mcp"
+    status, out, _ = run("check", target)
+    assert status == 0
+    assert out.endswith("; 1 sync resolver hops to a worker thread (stock_level); no problems\n")
+    status, out, _ = run("graph", target)
+    assert status == 0
+    assert "├── gross ← with_tax  sync (inline) · key dependencies_inline:with_tax" in out
+    assert "└── stock ← stock_level  sync (worker thread) · key" in out

@@ -221,5 +221,6 @@ def test_check_counts_the_resolvers_whose_questions_it_cannot_see(run: Run, tmp_
     assert (status, err) == (0, "")
     assert out.endswith(
         ": 1 tool checked, 4 resolvers, 1 question (1 form); 2 resolvers declare no "
-        "questions in a return annotation (checked when asked); no problems\n"
+        "questions in a return annotation (checked when asked); 4 sync resolvers hop to a "
+        "worker thread (anything, declared, plain, unannotated); no problems\n"
     )

@@ -27,10 +27,19 @@ over as plain compact JSON and never sealed a second time, exactly as on `MCPSer
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from contextlib import AsyncExitStack
 from typing import Any
 
+from fastmcp.dependencies import CurrentContext
 from fastmcp.exceptions import ToolError
 from fastmcp.server.context import Context
+from fastmcp.server.dependencies import get_context
+
+try:  # what `get_context()` reads, after an import statement of its own on every call
+    from fastmcp.server.context import _current_context
+except ImportError:  # pragma: no cover - another fastmcp: its public function instead
+    _current_context = None  # type: ignore[assignment]
 from fastmcp.server.server import FastMCP
 from fastmcp.tools.base import ToolResult
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
@@ -63,7 +72,22 @@ def _connection(ctx: Context, app_scoped: bool = False) -> Connection:
         if task_id is not None:  # a leg of a background task, on a Docket worker
             return leg_connection(ctx, task_id, app=app)
         return outside_a_request(ctx, app)
-    return Connection.of(request, ctx, context=ctx, app=app, escalation=ESCALATING.get())
+    # fastmcp's `ctx.request_state` and `ctx.input_responses` each validate the whole of
+    # the request's params with pydantic; the raw params (fastmcp's documented way to the
+    # SDK's request context) say whether there is anything to read, and the state is
+    # there as it is (already unsealed), so a first call reads neither property.
+    params = request._srctx.params
+    if type(params) is not dict and not isinstance(params, Mapping):  # an ABC check is slow
+        params = {}
+    responses = ctx.input_responses if "inputResponses" in params else None
+    state = params.get("requestState")
+    return Connection(  # positional: cheaper than by keyword, on every call
+        request.protocol_version, request.session, request.request_id, state, responses,
+        ctx, None, request, app, None, ESCALATING.get(),
+    )  # fmt: skip
+
+
+_BODY = "_mcp_resolve_raised_by_the_body"
 
 
 class _Host(WrappedFunction):
@@ -75,36 +99,62 @@ class _Host(WrappedFunction):
     app_scope_hint = (
         "give the server lifespan=mcp_resolve.fastmcp.app_scope (or app_scope | your_lifespan)"
     )
+    # fastmcp injects a `Context` parameter through its dependency engine, which costs a
+    # call more than five resolvers do (benchmarks/fastmcp_depends.py): the wrapper takes
+    # none, and finds the request's context where fastmcp keeps it for the call.
+    context_hidden = True
 
     def connection(self, ctx: Context) -> Connection:
         return _connection(ctx, self.flow.app_scoped)
 
-    async def run(self, ctx: Any, arguments: dict[str, Any], kwargs: dict[str, Any]) -> Any:
-        raised: list[BaseException] = []  # what the body itself raised, if anything
+    def current_context(self) -> Context | None:
+        """The foreground request's context, or an in-process call's (fastmcp's
+        `get_context()` costs 1.5 µs more, most of it an import statement run per call)."""
+        if _current_context is not None:
+            return _current_context.get()
+        try:  # pragma: no cover - another fastmcp
+            return get_context()
+        except RuntimeError:  # pragma: no cover
+            return None
 
-        async def body(conn: Connection, arguments: dict[str, Any], values: dict[str, Any]) -> Any:
+    async def entering_context(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """No foreground context: a background task's leg on a Docket worker, whose context
+        fastmcp builds and enters (and leaves) only through its dependency for it."""
+        async with AsyncExitStack() as stack:
             try:
-                return await self.invoke(conn, arguments, values)
-            except BaseException as exc:
-                raised.append(exc)
-                raise
+                ctx = await stack.enter_async_context(CurrentContext())
+            except RuntimeError:  # none anywhere: called directly, outside any call
+                return await super().entering_context(args, kwargs)
+            return await self.call(args, self.given_context(kwargs, ctx))
 
+    async def _marked_body(
+        self, conn: Connection, arguments: dict[str, Any], values: dict[str, Any]
+    ) -> Any:
+        """The flow's body: the tool, what it raises marked as its own, so that `run` leaves
+        it to fastmcp (a method, not a closure made per call)."""
+        try:
+            return await self.invoke(conn, arguments, values)
+        except BaseException as exc:
+            exc.__dict__[_BODY] = True
+            raise
+
+    async def run(self, ctx: Any, arguments: dict[str, Any], kwargs: dict[str, Any]) -> Any:
         conn = _connection(ctx, self.flow.app_scoped)
         if task_legs.prepare is not None and is_leg(conn):
             await task_legs.prepare(conn, ctx, getattr(self.wrapper, task_legs.ASKS_FIRST, False))
         try:
-            result = await self.flow.run(conn, arguments, body)
+            result = await self.flow.run(conn, arguments, self._marked_body)
             if isinstance(result, task_legs.Escalation):
                 return ToolResult(content=[])  # not sent: the extension makes the task instead
             return result
         except SDKToolError as exc:
-            if exc in raised:
+            if _BODY in exc.__dict__:
                 raise  # the body's own exceptions are fastmcp's to report, untouched
             # fastmcp masks unknown exceptions; its ToolError reaches the model as written.
             # (A resolver's failure, or a cleanup's, already translated: nothing leaks.)
             raise ToolError(str(exc), log_level=logging.INFO) from None
         except MCPError as exc:
-            if exc in raised or exc.error.message != STATE_REFUSED:
+            if _BODY in exc.__dict__ or exc.error.message != STATE_REFUSED:
                 raise
             # fastmcp turns every error from a tool but -32021 into a result, and logs it
             # with its traceback at ERROR; the refusal was logged once already (WARNING).
