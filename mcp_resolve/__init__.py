@@ -20,6 +20,7 @@ from .outcomes import (
     UrlElicitationResult,
 )
 from .schema import render_elicitation_schema
+from .user import User
 
 __all__ = [
     "AcceptedElicitation",
@@ -43,6 +44,7 @@ __all__ = [
     "Supplied",
     "Suspended",
     "UrlElicitationResult",
+    "User",
     "render_elicitation_schema",
 ]
 

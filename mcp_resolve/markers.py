@@ -12,8 +12,9 @@ from .seconds import seconds
 from .unwrapped import unwrapped_error
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
-Scope = Literal["call", "app"]
-"""How long a resolver's value lives: one call (the default), or the server's lifespan."""
+Scope = Literal["call", "app", "user"]
+"""How long a resolver's value lives: one call (the default), the server's lifespan, or
+the server's lifespan for one signed-in user (and at most its `ttl`)."""
 
 
 class Resolve:
@@ -31,9 +32,17 @@ class Resolve:
     or when the server starts with `eager=True`. Its build has a deadline, `build_timeout`
     seconds (60 by default): past it, the calls waiting for the value get a tool error
     naming the resolver, and the next call builds it again.
+
+    `scope="user"` keeps one value per signed-in user (the subject of the MCP access
+    token): built by that user's first call that needs it, served to their later calls,
+    never to another user's. A call with no signed-in user is a tool error naming the
+    resolver. It may depend on app- and user-scoped resolvers and take the `User`; the
+    SDK's `get_access_token()` works inside it. `ttl` (seconds) bounds how long the value
+    is kept: the first call after it builds a new one, and a generator's code after
+    `yield` runs then (or when the server stops). See docs/accounts-and-secrets.md.
     """
 
-    __slots__ = ("build_timeout", "eager", "fn", "key", "scope")
+    __slots__ = ("build_timeout", "eager", "fn", "key", "scope", "ttl")
 
     def __init__(
         self,
@@ -44,13 +53,14 @@ class Resolve:
         scope: Scope = "call",
         eager: bool = False,
         build_timeout: float | None = None,
+        ttl: float | None = None,
     ) -> None:
         if not callable(fn):
             raise TypeError(_not_a_resolver(fn))
         if key is not None and (not isinstance(key, str) or not key):
             raise TypeError(f"Resolve(key=...) must be a non-empty string, got {key!r}")
-        if scope not in ("call", "app"):
-            raise TypeError(f'Resolve(scope=...) must be "call" or "app", got {scope!r}')
+        if scope not in ("call", "app", "user"):
+            raise TypeError(f'Resolve(scope=...) must be "call", "app" or "user", got {scope!r}')
         if not isinstance(eager, bool):
             raise TypeError(f"Resolve(eager=...) must be True or False, got {eager!r}")
         if eager and scope != "app":
@@ -60,16 +70,25 @@ class Resolve:
             )
         if build_timeout is not None:
             build_timeout = seconds(build_timeout, "Resolve(build_timeout=...)", TypeError)
-            if scope != "app":
+            if scope == "call":
                 raise TypeError(
-                    "Resolve(build_timeout=...) bounds the build of a value every call shares, "
-                    'which only an app-scoped resolver has: add scope="app"'
+                    "Resolve(build_timeout=...) bounds the build of a value several calls "
+                    'share, which only an app- or user-scoped resolver has: add scope="app" '
+                    'or scope="user"'
+                )
+        if ttl is not None:
+            ttl = seconds(ttl, "Resolve(ttl=...)", TypeError)
+            if scope != "user":
+                raise TypeError(
+                    "Resolve(ttl=...) is how long a value kept for one user lives, which only "
+                    'a user-scoped resolver has: add scope="user"'
                 )
         self.fn = fn
         self.key = key
         self.scope: Scope = scope
         self.eager = eager
         self.build_timeout = build_timeout
+        self.ttl = ttl
 
     def __repr__(self) -> str:
         name = getattr(self.fn, "__qualname__", type(self.fn).__qualname__)
@@ -80,6 +99,8 @@ class Resolve:
             options += ", eager=True"
         if self.build_timeout is not None:
             options += f", build_timeout={self.build_timeout:g}"
+        if self.ttl is not None:
+            options += f", ttl={self.ttl:g}"
         return f"Resolve({name}{options})"
 
     def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:

@@ -43,6 +43,7 @@ AUTHORING = {
     "seconds",
     "sdk_phrases",
     "unwrapped",
+    "user",
 }
 FOLDERS = {"analysis", "plan", "engine", "state", "protocol", "hosts"}
 FACADES = {"seal", "mcp", "lowlevel", "fastmcp", "redis", "tasks"}

@@ -21,6 +21,7 @@ from ..errors import FunctionKind, InvalidSignature
 from ..markers import Elicit, ElicitURL, Resolve
 from ..schema import render_elicitation_schema
 from ..sdk_phrases import cycle, two_questions, unfillable
+from ..user import User
 from .arguments import argument_names, context_like, unfillable_fix
 from .depends import DependsMarker
 from .edges import union_members
@@ -192,8 +193,10 @@ class _Builder(ParameterReader):
                 return None
         existing = self.nodes.get(node_id)
         if existing is not None:
-            scope_conflict(existing, marker.scope == "app", self.problem)
+            scope_conflict(existing, marker.scope, self.problem)
             existing.eager = existing.eager or marker.eager
+            if marker.ttl is not None:  # the shortest life any Resolve gives
+                existing.ttl = min(existing.ttl or marker.ttl, marker.ttl)
             if marker.build_timeout is not None:  # the longest deadline any Resolve gives
                 existing.build_timeout = max(existing.build_timeout or 0.0, marker.build_timeout)
             if marker.key is not None and existing.explicit_key not in (None, marker.key):
@@ -216,7 +219,9 @@ class _Builder(ParameterReader):
         )
         node = Node(fn=fn, name=name, kind=callable_kind(fn), parameter=where)
         node.explicit_key = marker.key
-        node.app = marker.scope == "app"
+        node.app = marker.scope in ("app", "user")
+        node.user = marker.scope == "user"
+        node.ttl = marker.ttl
         node.eager = marker.eager
         node.build_timeout = marker.build_timeout
         self.bases[node_id] = base
@@ -263,6 +268,9 @@ class _Builder(ParameterReader):
                 continue
             if is_client_capabilities(annotation):
                 node.capability_params.append(param.name)
+                continue
+            if annotation is User:
+                node.user_params.append(param.name)
                 continue
             marker, inner = self.marker(annotation, node.name, param.name, param.default)
             if marker is not None:

@@ -37,7 +37,9 @@ class Node:
     the server's application scope under `app_key`, which the scope builds on first use.
     `kind` still says what the function is (the scope runs it); `is_async` is True and
     `suspends` False because that is how a call treats it: awaited, never a thread hop,
-    never worth a task once built.
+    never worth a task once built. A user-scoped resolver (`user`) is one of them too
+    (`app` is set: a lookup, not a run), kept per signed-in user for at most `ttl`
+    seconds; `user_params` are its parameters that receive the `User`.
     """
 
     __slots__ = (
@@ -65,7 +67,10 @@ class Node:
         "pending_deps",
         "schema",
         "suspends",
+        "ttl",
         "unbound",
+        "user",
+        "user_params",
     )
 
     def __init__(
@@ -77,7 +82,9 @@ class Node:
         self.is_async = kind in (ASYNC, ASYNC_GEN)
         self.parameter = parameter
         self.explicit_key: str | None = None
-        self.app = False
+        self.app = False  # kept in a scope (app or user), looked up by the call
+        self.user = False  # kept per signed-in user
+        self.ttl: float | None = None  # user-scoped only; None: as long as the server runs
         self.eager = False
         self.build_timeout: float | None = None  # app-scoped only; None: the scope's default
         self.app_key: object = None
@@ -86,6 +93,7 @@ class Node:
         self.schema: type[BaseModel] | None = None
         self.context_params: list[str] = []
         self.capability_params: list[str] = []  # receive the client's declared capabilities
+        self.user_params: list[str] = []  # receive the signed-in `User` (user scope only)
         self.argument_params: list[tuple[str, str]] = []
         self.pending_deps: list[tuple[str, object, Convert, frozenset[type] | None]] = []
         self.unbound: list[inspect.Parameter] = []
@@ -100,7 +108,11 @@ class Node:
 
     def freeze(self) -> Node:
         self.has_params = bool(
-            self.context_params or self.capability_params or self.argument_params or self.dep_params
+            self.context_params
+            or self.capability_params
+            or self.argument_params
+            or self.dep_params
+            or self.user_params
         )
         self.pending_deps = []
         self.unbound = []

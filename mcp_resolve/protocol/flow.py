@@ -36,6 +36,7 @@ from .connection import Connection, StateCodec
 from .legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
 from .lifespan import no_app_scope
 from .round_checks import check_changes, check_rounds, check_size
+from .signed_in import as_user
 from .translate import cleanup_failure, translate
 
 logger = logging.getLogger("mcp_resolve")
@@ -94,6 +95,7 @@ class ToolFlow:
         self.by_key = {node.key: node for node in graph.nodes}
         # Whether calls need the server lifespan's scope, and what to say when there is none.
         self.app_scoped = bool(graph.app_scoped)
+        self.user_scoped = bool(graph.user_scoped)  # and a signed-in user, whose values
         self.wants_capabilities = graph.wants_capabilities
         graph.reply_parser = parse_reply  # the client's replies as the SDK's result types
         self.app_scope_hint = app_scope_hint
@@ -108,6 +110,17 @@ class ToolFlow:
         """
         if self.app_scoped and conn.app is None:
             raise no_app_scope(self.graph, self.app_scope_hint)
+        if self.user_scoped:
+            return self._as_user(conn, arguments, body)
+        return self._generation(conn, arguments, body)
+
+    async def _as_user(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
+        await as_user(conn, self.graph)  # the user's values, or the no-user tool error
+        return await self._generation(conn, arguments, body)
+
+    def _generation(
+        self, conn: Connection, arguments: dict[str, Any], body: Body
+    ) -> Awaitable[Any]:
         modern = _modern_versions.get(conn.version)
         if modern or (modern is None and _is_modern(conn.version)):
             return self._modern(conn, arguments, body)

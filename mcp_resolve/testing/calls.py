@@ -25,6 +25,7 @@ from ..engine.results import Resolved, Suspended
 from ..engine.workers import run_sync
 from ..errors import ResolutionError
 from ..state.round_state import RoundState
+from ..user import User
 from .as_served import arguments_validator, declared, fallbacks, sdk_context_types
 from .asked import (
     AnswerLike,
@@ -34,7 +35,7 @@ from .asked import (
     answered,
     as_answer,
 )
-from .contexts import capabilities_of, require_context, signed_in
+from .contexts import capabilities_of, require_context, signed_in, signing_in
 from .trace import Trace, traced_graph
 
 R = TypeVar("R")
@@ -80,6 +81,7 @@ class CallOptions(TypedDict, total=False):
     context_types: tuple[type, ...]
     app: AppScope | None
     capabilities: Any
+    user: User | str | None
 
 
 Arguments = Mapping[str, Any] | None
@@ -109,6 +111,7 @@ async def call(
     context_types: tuple[type, ...] = (),
     app: AppScope | None = None,
     capabilities: Any = None,
+    user: User | str | None = None,
 ) -> CallResult[Any]:
     """Call `tool` with `arguments`, answering its questions from `answers`.
 
@@ -145,6 +148,12 @@ async def call(
 
     `trace=True` records which resolvers ran, when and where (`CallResult.trace`). `app` keeps
     app-scoped values across calls; without it, each call has a scope of its own.
+
+    `user` signs a user in (a `User`, or a subject): `get_access_token()` returns a token
+    of theirs while the call runs, and user-scoped values are kept for them in `app` (so
+    two calls with one `app` and one user share them). The signed-in user of
+    `context(access_token=...)` counts too; a call of a tool with user-scoped resolvers
+    and neither is the server's tool error.
     """
     if mode not in ("rounds", "in_process"):
         raise ValueError(f"mode must be 'rounds' or 'in_process', got {mode!r}")
@@ -166,13 +175,22 @@ async def call(
         capabilities = capabilities_of(context)
     capabilities = declared(capabilities)
     driver = _Driver(graph, answers, context, max_rounds, recorder, capabilities)
-    with signed_in(context):
+    with signed_in(context), signing_in(user):
         async with scope_for(app, graph) as driver.app:
+            if driver.app is not None and graph.user_scoped:
+                driver.app = await _values_of_user(driver.app, graph)
             if mode == "rounds":
                 result = await driver.rounds(running, arguments)
             else:
                 result = await driver.in_process(running, arguments)
     return CallResult(result, driver.questions, driver.round, mode, recorder)
+
+
+async def _values_of_user(app: AppScope, graph: ResolverGraph) -> AppScope:
+    """The signed-in user's values, as a server finds them (the SDK is needed from here)."""
+    from ..protocol.signed_in import values_of_user
+
+    return await values_of_user(app, graph)
 
 
 _graphs: weakref.WeakKeyDictionary[Any, dict[tuple[type, ...], ResolverGraph]] = (
