@@ -169,6 +169,22 @@ class _NoFallback:
 NO_FALLBACK: Any = _NoFallback()
 
 
+class _LinkInError:
+    """A URL question's fallback: tell the user the link in a tool error, to open and retry."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "LINK_IN_ERROR"
+
+
+LINK_IN_ERROR: Any = _LinkInError()
+"""`ElicitURL(..., fallback=LINK_IN_ERROR)`: a client that cannot open URL questions (it
+declared forms only, or nothing) gets a tool error that gives the user the link and asks
+them to call the tool again once the page is done; the resolver then finds the work done.
+For links that are safe to show the model (a server's own page, bound to the user)."""
+
+
 class Elicit(Generic[ModelT]):
     """A form question: returned by a resolver that needs the user to fill `schema`.
 
@@ -228,7 +244,8 @@ class ElicitURL:
     returning a value or asking again. On a legacy connection the call first waits for
     the server to mark the elicitation complete. `timeout` bounds, on a legacy
     connection, the wait for the user's answer and then the wait for completion, each
-    (by default the tool's `ask_timeout`). `fallback` works as for `Elicit`.
+    (by default the tool's `ask_timeout`). `fallback` works as for `Elicit`; or
+    `LINK_IN_ERROR` puts the link in a tool error for a client without URL mode.
     """
 
     __slots__ = ("elicitation_id", "fallback", "message", "timeout", "url", "wait")

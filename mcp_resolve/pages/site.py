@@ -18,7 +18,7 @@ from typing import Any
 from mcp.server.mcpserver.exceptions import ToolError
 from starlette.routing import Route
 
-from ..markers import ElicitURL
+from ..markers import LINK_IN_ERROR, ElicitURL
 from ..protocol.signed_in import signed_in_user
 from ..seconds import seconds
 from ..state.keys import KeyRing
@@ -99,16 +99,28 @@ class Pages:
             clock=clock,
         )
 
-    def ask(self, message: str, *, ref: str, timeout: float | None = None) -> ElicitURL:
+    def ask(
+        self,
+        message: str,
+        *,
+        ref: str,
+        timeout: float | None = None,
+        fallback: Any = LINK_IN_ERROR,
+    ) -> ElicitURL:
         """The question that sends the signed-in user to this server's page and waits
-        until they finish it (`timeout`: as `ElicitURL`'s). Call it in a resolver."""
+        until they finish it (`timeout`: as `ElicitURL`'s). Call it in a resolver.
+
+        A client without URL mode gets, by default, a tool error with the link
+        (`LINK_IN_ERROR`): the user opens it, finishes, and calls the tool again, which
+        finds the page finished. `fallback=` takes any `ElicitURL` fallback instead."""
         if not isinstance(ref, str) or not ref:
             raise TypeError(f"Pages.ask() needs a non-empty ref, got {ref!r}")
         tag = self._user_tag(ref)
         eid = self._signer.elicitation_id(tag, ref)
         token = self._signer.token("continue", eid, tag, message, self._clock(), self.ttl)
+        url = f"{self.base}/{token}"
         return ElicitURL(
-            message, f"{self.base}/{token}", elicitation_id=eid, wait=True, timeout=timeout
+            message, url, elicitation_id=eid, wait=True, timeout=timeout, fallback=fallback
         )
 
     async def finished(self, ref: str) -> bool:

@@ -157,6 +157,25 @@ async def test_finishing_the_page_completes_the_waiting_call(site: Site, mode: s
     assert getattr(result.content[0], "text", "") == "approved 42"
 
 
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_client_without_url_mode_gets_the_link_in_a_tool_error_and_retries(
+    site: Site, mode: str
+) -> None:
+    async with httpx2.AsyncClient(headers={"Authorization": "Bearer alice"}) as http:
+        transport = streamable_http_client(f"{site.base}/mcp", http_client=http)
+        async with Client(transport, mode=mode) as client:  # declares no elicitation at all
+            first = await client.call_tool("approve", {"order": "7"})
+            assert first.is_error
+            told = str(getattr(first.content[0], "text", ""))
+            found = re.search(r"Open (\S+), finish there, then ask again", told)
+            assert found is not None, told
+            async with browser(site, "alice") as user_browser:
+                assert (await finish(user_browser, found.group(1))).status_code == 200
+            again = await client.call_tool("approve", {"order": "7"})
+    assert not again.is_error
+    assert getattr(again.content[0], "text", "") == "approved 7"
+
+
 async def test_every_page_response_carries_the_security_headers(site: Site) -> None:
     link = await a_link(site)
     async with browser(site, "alice") as client:
