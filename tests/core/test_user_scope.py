@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Annotated
 
+import anyio
 import pytest
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver.exceptions import ToolError
 
 from mcp_resolve import AppScope, InvalidSignature, Resolve, ResolverGraph, User
 from mcp_resolve.analysis import check
+from mcp_resolve.engine.user_scope import users_of
 from mcp_resolve.testing import call
 
 pytestmark = pytest.mark.anyio
@@ -129,3 +131,48 @@ def test_a_ttl_needs_the_user_scope() -> None:
     assert (
         repr(Resolve(per_user, scope="user", ttl=60)) == "Resolve(per_user, scope='user', ttl=60)"
     )
+
+
+# -- the store: bounded, expiring with what it was built from -------------------------------
+
+BUILT: list[str] = []
+
+
+async def session(user: User) -> AsyncIterator[str]:
+    BUILT.append(f"session {user.subject}")
+    yield f"session of {user.subject} #{BUILT.count(f'session {user.subject}')}"
+    BUILT.append(f"session {user.subject} closed")
+
+
+async def view(s: Annotated[str, Resolve(session, scope="user", ttl=0.05)]) -> str:
+    BUILT.append("view")
+    return f"view of {s}"
+
+
+async def shows(v: Annotated[str, Resolve(view, scope="user")]) -> str:
+    return v
+
+
+async def test_a_value_expires_with_the_user_scoped_value_it_was_built_from() -> None:
+    BUILT.clear()
+    async with AppScope() as app:
+        first = await call(shows, user="alice", app=app)
+        await anyio.sleep(0.1)
+        second = await call(shows, user="alice", app=app)
+    assert first.result == "view of session of alice #1"
+    assert second.result == "view of session of alice #2"  # the view (no ttl) was rebuilt
+    assert BUILT.count("view") == 2
+
+
+async def test_past_the_bound_the_user_seen_least_recently_is_dropped_and_cleaned_up() -> None:
+    BUILT.clear()
+    async with AppScope() as app:
+        users = users_of(app)
+        users.max_users = 2
+        for who in ("alice", "bob", "alice", "carol"):  # bob is seen least recently
+            await call(shows, user=who, app=app)
+        assert len(users) == 2
+        assert "session bob closed" in BUILT
+        assert "session alice closed" not in BUILT
+        await call(shows, user="bob", app=app)
+        assert BUILT.count("session bob") == 2
