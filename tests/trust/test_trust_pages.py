@@ -21,7 +21,7 @@ from mcp.server import MCPServer
 from mcp.server.request_state import RequestStateSecurity
 from support.live_server import serving
 from support.load_balancer import free_port
-from support.trust_kit import AUTH, KEY, MODES, Clock, Verifier
+from support.trust_kit import AUTH, KEY, MODES, Clock, Verifier, serve
 
 from mcp_resolve import ElicitURL, Resolve, User
 from mcp_resolve.mcp import resolved
@@ -128,8 +128,49 @@ async def a_link(site: Site, user: str = "alice") -> str:
     return site.links[-1]
 
 
+@contextlib.asynccontextmanager
+async def other_host(host: str) -> AsyncIterator[Site]:
+    """The same tool on the low-level `Server` or fastmcp (through the SDK's Streamable HTTP
+    app, under the same authorization), the pages mounted on that Starlette app."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    clock = Clock()
+    pages = Pages(KeyRing(KEY), base, ttl=TTL, clock=clock)
+    served = serve(host, approve, auth=True)
+    app = served.http()
+    pages.mount(app)
+    SITE.append(Site(base, pages, clock))
+    try:
+        async with serving(app, port):
+            yield SITE[-1]
+    finally:
+        SITE.pop()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("host", ["lowlevel", "fastmcp"])
+async def test_pages_mounted_on_the_other_hosts_complete_their_calls(host: str, mode: str) -> None:
+    async with other_host(host) as site:
+        await finishing_the_page_completes_the_waiting_call(site, mode)
+
+
+def test_pages_mount_on_fastmcp_through_its_custom_routes() -> None:
+    from fastmcp import FastMCP
+
+    app = FastMCP("pages")
+    Pages(KeyRing(KEY), "https://mcp.example").mount(app)
+    paths = [getattr(route, "path", "") for route in app._additional_http_routes]
+    assert paths == ["/mcp-resolve/pages/{token}"]
+
+
 @pytest.mark.parametrize("mode", MODES)
 async def test_finishing_the_page_completes_the_waiting_call(site: Site, mode: str) -> None:
+    await finishing_the_page_completes_the_waiting_call(site, mode)
+
+
+async def finishing_the_page_completes_the_waiting_call(site: Site, mode: str) -> None:
+    """The user's client consents; the call waits (legacy) or is held (2026-07-28) until
+    the user's browser finishes the page, then returns the tool's result."""
     results: list[types.CallToolResult] = []
     async with mcp_client(site, mode, "alice") as client, anyio.create_task_group() as group:
 
