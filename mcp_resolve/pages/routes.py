@@ -137,13 +137,22 @@ class PageRoutes:
         browser = request.cookies.get(CSRF_COOKIE, "")
         if not self.signer.csrf_ok(link.token, browser, form.get("csrf", "")):
             return _page(403, "Refused", "Open the link again and use its button.")
-        first = await self.guard.claim(
-            f"page:{link.elicitation_id}", link.expires_at + CLOCK_SKEW, owner=link.user_tag or None
-        )
+        expires = link.expires_at + CLOCK_SKEW
+        try:  # recorded before it is claimed: a claimed question is always found finished
+            await self.finished.record(link.elicitation_id, expires)
+            first = await self.guard.claim(
+                f"page:{link.elicitation_id}", expires, owner=link.user_tag or None
+            )
+        except Exception:
+            logger.exception("A page could not be finished (its store failed)")
+            return _page(503, "Try again", "This page could not be finished now; try again.")
         if not first:
             return _page(410, "Already done", "This link was already used.")
-        await self.finished.record(link.elicitation_id, link.expires_at + CLOCK_SKEW)
-        await announce(link.elicitation_id)
+        try:
+            await announce(link.elicitation_id)
+        except Exception:  # the completion bus failed: the waiting call may not wake
+            logger.exception("A finished page could not complete its question")
+            return _page(200, "Done", "Done. If your app still waits, ask it to try again.")
         return _page(200, "Done", "Done. You can close this page and return to your app.")
 
 

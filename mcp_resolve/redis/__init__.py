@@ -1,5 +1,5 @@
-"""Several workers on one Redis: at most once (`RedisReplayGuard`) and URL completions
-(`RedisCompletionBus`) shared by every worker.
+"""Several workers on one Redis: at most once (`RedisReplayGuard`), URL completions
+(`RedisCompletionBus`) and finished pages (`RedisFinishedPages`) shared by every worker.
 
 Needs the `redis` extra (`pip install "mcp-resolve[redis]"`), which brings the maintained
 `redis` client; its asyncio API runs on asyncio (uvicorn, the SDK's own transports).
@@ -7,6 +7,7 @@ Needs the `redis` extra (`pip install "mcp-resolve[redis]"`), which brings the m
 
 from .client import RedisUnavailable
 from .completion_bus import RedisCompletionBus
+from .finished_pages import RedisFinishedPages
 from .replay_guard import RedisReplayGuard
 
-__all__ = ["RedisCompletionBus", "RedisReplayGuard", "RedisUnavailable"]
+__all__ = ["RedisCompletionBus", "RedisFinishedPages", "RedisReplayGuard", "RedisUnavailable"]
