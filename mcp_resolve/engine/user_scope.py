@@ -25,6 +25,10 @@ Bounds and lifetimes, in memory:
 
 A call that already holds a value keeps it for the rest of the call, even if the value
 expires meanwhile; a generator's cleanup may then run while that call still uses it.
+
+Across workers, `use_shared_values(store)` lets a worker take a value another worker
+built (a plain resolver's, not a generator's) instead of building its own; the store
+(`mcp_resolve.redis.RedisUserValues`) seals each value with the key ring.
 """
 
 from __future__ import annotations
@@ -37,10 +41,10 @@ import math
 import time
 from collections import ChainMap, OrderedDict
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from ..analysis.graph import Graph
-from ..analysis.nodes import Node
+from ..analysis.nodes import ASYNC, SYNC, Node
 from ..user import User
 from .app_scope import AppScope, Fail
 from .cleanup import ExitStack
@@ -49,6 +53,30 @@ logger = logging.getLogger("mcp_resolve")
 
 MAX_USERS = 10_000
 """Users whose values one server process keeps at once (least recently seen dropped first)."""
+
+
+class SharedValues(Protocol):
+    """Where workers share the user-scoped values they build (e.g. `RedisUserValues`).
+
+    Only values of plain (not generator) resolvers are shared: a generator's cleanup
+    belongs to the process that opened it. `load` returns the value and the seconds it
+    has left, or None when no worker kept one (or it cannot be read: it is then built
+    here); `save` keeps a value for `ttl` seconds (None: the store's own bound). Either
+    may raise: the value is then built, or kept, in this process alone.
+    """
+
+    async def load(self, user: User, node: Node) -> tuple[Any, float] | None: ...
+
+    async def save(self, user: User, node: Node, value: Any, ttl: float | None) -> None: ...
+
+
+_shared: list[SharedValues] = []
+
+
+def use_shared_values(store: SharedValues | None) -> None:
+    """Share user-scoped values between the workers of this server through `store` (for
+    scopes opened from now on); None: each process keeps its own."""
+    _shared[:] = [] if store is None else [store]
 
 
 class UserValues(AppScope):
@@ -91,8 +119,16 @@ class UserValues(AppScope):
             stack.push_sync(generator, node.name)
 
     async def _build(self, graph: Graph, node: Node, fail: Fail | None) -> Any:
-        value = await super()._build(graph, node, fail)
-        deadline = math.inf if node.ttl is None else self._users.now() + node.ttl
+        shared = self._users.shared if node.kind in (ASYNC, SYNC) else None
+        loaded = None if shared is None else await _load(shared, self.user, node)
+        if loaded is not None:
+            value, left = loaded
+            ttl: float | None = left
+        else:
+            value, ttl = await super()._build(graph, node, fail), node.ttl
+            if shared is not None:
+                await _save(shared, self.user, node, value)
+        deadline = math.inf if ttl is None else self._users.now() + ttl
         for _, dep, _, _ in node.dep_params:
             other = graph.nodes[dep]
             if other.user:
@@ -135,7 +171,7 @@ class UserValues(AppScope):
 class UserScope:
     """The values of user-scoped resolvers for one server lifespan, by user."""
 
-    __slots__ = ("_clock", "_closed", "_order", "_users", "app", "max_users")
+    __slots__ = ("_clock", "_closed", "_order", "_users", "app", "max_users", "shared")
 
     def __init__(
         self,
@@ -150,6 +186,7 @@ class UserScope:
         self._order: list[tuple[float, int, User, object]] = []  # a heap of expiries
         self._clock = clock
         self._closed = False
+        self.shared: SharedValues | None = _shared[0] if _shared else None
 
     def __len__(self) -> int:
         return len(self._users)
@@ -197,6 +234,21 @@ class UserScope:
 
 
 _tiebreak = itertools.count()
+
+
+async def _load(shared: SharedValues, user: User, node: Node) -> tuple[Any, float] | None:
+    try:
+        return await shared.load(user, node)
+    except Exception:
+        logger.exception("User-scoped %r: the shared store failed; built here", node.name)
+        return None
+
+
+async def _save(shared: SharedValues, user: User, node: Node, value: Any) -> None:
+    try:
+        await shared.save(user, node, value, node.ttl)
+    except Exception:
+        logger.exception("User-scoped %r: the shared store failed; kept here only", node.name)
 
 
 def users_of(app: AppScope) -> UserScope:

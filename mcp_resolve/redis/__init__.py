@@ -1,5 +1,6 @@
 """Several workers on one Redis: at most once (`RedisReplayGuard`), URL completions
-(`RedisCompletionBus`) and finished pages (`RedisFinishedPages`) shared by every worker.
+(`RedisCompletionBus`), finished pages (`RedisFinishedPages`) and user-scoped values
+(`RedisUserValues`, sealed with the key ring) shared by every worker.
 
 Needs the `redis` extra (`pip install "mcp-resolve[redis]"`), which brings the maintained
 `redis` client; its asyncio API runs on asyncio (uvicorn, the SDK's own transports).
@@ -9,5 +10,12 @@ from .client import RedisUnavailable
 from .completion_bus import RedisCompletionBus
 from .finished_pages import RedisFinishedPages
 from .replay_guard import RedisReplayGuard
+from .user_values import RedisUserValues
 
-__all__ = ["RedisCompletionBus", "RedisFinishedPages", "RedisReplayGuard", "RedisUnavailable"]
+__all__ = [
+    "RedisCompletionBus",
+    "RedisFinishedPages",
+    "RedisReplayGuard",
+    "RedisUnavailable",
+    "RedisUserValues",
+]
