@@ -18,6 +18,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.request_state import RequestStateSecurity
 from support.live_server import serving
 from support.load_balancer import free_port
@@ -27,6 +28,7 @@ from mcp_resolve import ElicitURL, Resolve, User
 from mcp_resolve.mcp import resolved
 from mcp_resolve.pages import Pages, SignedInCookie
 from mcp_resolve.seal import KeyRing
+from mcp_resolve.testing import call
 
 pytestmark = pytest.mark.anyio
 
@@ -304,3 +306,13 @@ async def test_a_body_over_the_bound_is_refused(site: Site) -> None:
         assert (
             await client.post(link, content=b"{}", headers={"content-type": "application/json"})
         ).status_code == 413
+
+
+async def test_the_testing_kit_gives_a_client_without_url_mode_the_link_too() -> None:
+    pages = Pages(KeyRing(KEY), "https://tracker.example")
+    SITE.append(Site("https://tracker.example", pages, Clock()))
+    try:
+        with pytest.raises(ToolError, match="Open https://tracker.example/mcp-resolve/pages/"):
+            await call(approve, {"order": "3"}, user="alice", capabilities={})
+    finally:
+        SITE.pop()
