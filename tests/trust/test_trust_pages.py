@@ -312,7 +312,7 @@ async def test_the_testing_kit_gives_a_client_without_url_mode_the_link_too() ->
     pages = Pages(KeyRing(KEY), "https://tracker.example")
     SITE.append(Site("https://tracker.example", pages, Clock()))
     try:
-        with pytest.raises(ToolError, match="Open https://tracker.example/mcp-resolve/pages/"):
+        with pytest.raises(ToolError, match=r"Open https://tracker\.example/mcp-resolve/pages/"):
             await call(approve, {"order": "3"}, user="alice", capabilities={})
     finally:
         SITE.pop()
