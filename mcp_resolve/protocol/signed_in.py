@@ -18,6 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from ..analysis.graph import Graph
 from ..engine.app_scope import AppScope
 from ..engine.user_scope import users_of
+from ..errors import InvalidSignature
 from ..user import User
 from .connection import Connection
 
@@ -55,6 +56,21 @@ async def values_of_user(app: AppScope, graph: Graph) -> AppScope:
     if user is None:
         raise no_user(graph)
     return await users_of(app).of(user, build_seed())
+
+
+def nobody_signs_in(graph: Graph, host: str, fix: str) -> InvalidSignature | None:
+    """The refusal of a graph with user-scoped resolvers on a `host` that has no MCP
+    authorization (no call would have a signed-in user), naming the first such resolver."""
+    if not graph.user_scoped:
+        return None
+    node = graph.user_scoped[0]
+    return InvalidSignature(
+        f"is user-scoped (it fills parameter {node.parameter!r}), but {host} has no MCP "
+        "authorization, so no call has a signed-in user and every call would fail",
+        name=graph.tool,
+        resolver=node.name,
+        fix=fix,
+    )
 
 
 def no_user(graph: Graph) -> ToolError:
