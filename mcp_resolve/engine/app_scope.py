@@ -113,6 +113,7 @@ class AppScope:
     """
 
     __slots__ = ("_building", "_closed", "_exits", "users", "values")
+    per_user = False  # a user's own values (`user_scope.UserValues`) set it
 
     def __init__(self) -> None:
         # app_key -> value; read by every call's walk
@@ -156,6 +157,10 @@ class AppScope:
         """
         key = node.app_key
         values = self.values
+        if node.user and not self.per_user:  # never built as a value every user shares
+            if fail is not None:
+                fail(node)
+            raise _failed(graph, node, "is user-scoped, and no signed-in user is known here")
         while True:
             if key in values:
                 return values[key]

@@ -83,6 +83,7 @@ class UserValues(AppScope):
     """One user's values, over the server's app scope; what a call of that user runs with."""
 
     __slots__ = ("_app", "_own", "_stacks", "_users", "deadlines", "seed", "user")
+    per_user = True
 
     def __init__(self, users: UserScope, user: User) -> None:
         super().__init__()

@@ -114,7 +114,15 @@ async def app_value(
     server is not serving (no lifespan running, hence no scope to keep the value in).
     """
     wanted = identity(resolver)
-    found = next(((g, n) for g in graphs for n in g.app_scoped if identity(n.fn) == wanted), None)
+    found = next(
+        (
+            (g, n)
+            for g in graphs
+            for n in g.app_scoped
+            if identity(n.fn) == wanted and not n.user  # a user's value is theirs alone
+        ),
+        None,
+    )
     name = callable_name(resolver)
     if found is None:
         raise LookupError(

@@ -13,7 +13,7 @@ import pytest
 from mcp.server.auth.middleware.auth_context import get_access_token
 from support.trust_kit import HOSTS, MODES, connect, serve
 
-from mcp_resolve import Resolve, User
+from mcp_resolve import AppScope, ResolutionError, Resolve, ResolverGraph, User
 
 pytestmark = pytest.mark.anyio
 
@@ -110,3 +110,20 @@ async def test_a_value_past_its_ttl_is_cleaned_up_and_built_again(mode: str) -> 
         assert await text(served, app, mode, "alice", "brief") == "alice#2"
         assert LOG == ["built for alice", "cleaned for alice", "built for alice"]
     assert LOG[-1] == "cleaned for alice"
+
+
+async def test_a_users_value_is_never_built_as_one_every_user_shares() -> None:
+    """Outside a call (`server.app_value`, or an app scope used by hand) there is no user:
+    a user-scoped value is refused there, so it can never land among the shared values."""
+    served = serve("mcpserver", whoami, scoped=True)
+    server = served.server
+    async with connect(served, "legacy"):
+        with pytest.raises(LookupError, match="'github_client'"):
+            await server.app_value(github_client)
+    graph = ResolverGraph.from_function(whoami)
+    node = next(n for n in graph.nodes if n.user)
+    async with AppScope() as app:
+        with pytest.raises(ResolutionError, match="no signed-in user is known here"):
+            await app.value(graph, node)
+        assert node.app_key not in app.values
+    assert LOG == []
