@@ -45,6 +45,7 @@ from typing import Any, Protocol, cast
 
 from ..analysis.graph import Graph
 from ..analysis.nodes import ASYNC, SYNC, Node
+from ..errors import ResolutionError
 from ..user import User
 from .app_scope import AppScope, Fail
 from .cleanup import ExitStack
@@ -99,6 +100,17 @@ class UserValues(AppScope):
     async def value(self, graph: Graph, node: Node, fail: Fail | None = None) -> Any:
         if not node.user:  # app-scoped: the server's, shared by every user
             return await self._app.value(graph, node, fail)
+        if self._closed and not self._app.closed and node.app_key not in self._own:
+            if fail is not None:
+                fail(node)
+            raise ResolutionError(
+                f"Resolver {node.name!r} for parameter {node.parameter!r} is user-scoped, "
+                "and this user's values were just dropped to make room for other users'; "
+                f"call the tool again (tool {graph.tool!r})",
+                tool=graph.tool,
+                resolver=node.name,
+                parameter=node.parameter,
+            )
         try:
             return await super().value(graph, node, fail)
         finally:

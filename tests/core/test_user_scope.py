@@ -10,7 +10,7 @@ import pytest
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver.exceptions import ToolError
 
-from mcp_resolve import AppScope, InvalidSignature, Resolve, ResolverGraph, User
+from mcp_resolve import AppScope, InvalidSignature, ResolutionError, Resolve, ResolverGraph, User
 from mcp_resolve.analysis import check
 from mcp_resolve.engine.user_scope import users_of
 from mcp_resolve.testing import call
@@ -176,3 +176,16 @@ async def test_past_the_bound_the_user_seen_least_recently_is_dropped_and_cleane
         assert "session alice closed" not in BUILT
         await call(shows, user="bob", app=app)
         assert BUILT.count("session bob") == 2
+
+
+async def test_a_call_whose_user_was_just_dropped_is_told_to_call_again() -> None:
+    graph = ResolverGraph.from_function(shows)
+    async with AppScope() as app:
+        users = users_of(app)
+        users.max_users = 1
+        alices = await users.of(User("alice"))
+        await users.of(User("bob"))  # alice is dropped while her call is under way
+        with pytest.raises(ResolutionError, match="dropped to make room") as info:
+            async with graph.start({}, app=alices) as resolution:
+                await resolution.resolve()
+    assert info.value.resolver == "view"
