@@ -10,7 +10,7 @@ from .engine.replies import Supplied
 from .engine.resolution import Resolution
 from .engine.results import Resolved, Suspended
 from .errors import InvalidSignature, ResolutionError
-from .markers import Elicit, ElicitURL, Resolve
+from .markers import LINK_IN_ERROR, Elicit, ElicitURL, Resolve
 from .outcomes import (
     AcceptedElicitation,
     AcceptedUrlElicitation,
@@ -20,8 +20,10 @@ from .outcomes import (
     UrlElicitationResult,
 )
 from .schema import render_elicitation_schema
+from .user import User
 
 __all__ = [
+    "LINK_IN_ERROR",
     "AcceptedElicitation",
     "AcceptedUrlElicitation",
     "Answer",
@@ -43,6 +45,7 @@ __all__ = [
     "Supplied",
     "Suspended",
     "UrlElicitationResult",
+    "User",
     "render_elicitation_schema",
 ]
 

@@ -12,8 +12,9 @@ from .seconds import seconds
 from .unwrapped import unwrapped_error
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
-Scope = Literal["call", "app"]
-"""How long a resolver's value lives: one call (the default), or the server's lifespan."""
+Scope = Literal["call", "app", "user"]
+"""How long a resolver's value lives: one call (the default), the server's lifespan, or
+the server's lifespan for one signed-in user (and at most its `ttl`)."""
 
 
 class Resolve:
@@ -38,9 +39,17 @@ class Resolve:
     runs in a worker thread, so one that blocks cannot stall every other call. Said once
     for a resolver, it holds wherever it is used. Async resolvers run on the event loop
     already and take no `blocking`.
+
+    `scope="user"` keeps one value per signed-in user (the subject of the MCP access
+    token): built by that user's first call that needs it, served to their later calls,
+    never to another user's. A call with no signed-in user is a tool error naming the
+    resolver. It may depend on app- and user-scoped resolvers and take the `User`; the
+    SDK's `get_access_token()` works inside it. `ttl` (seconds) bounds how long the value
+    is kept: the first call after it builds a new one, and a generator's code after
+    `yield` runs then (or when the server stops). See docs/accounts-and-secrets.md.
     """
 
-    __slots__ = ("blocking", "build_timeout", "eager", "fn", "key", "scope")
+    __slots__ = ("blocking", "build_timeout", "eager", "fn", "key", "scope", "ttl")
 
     def __init__(
         self,
@@ -52,6 +61,7 @@ class Resolve:
         eager: bool = False,
         build_timeout: float | None = None,
         blocking: bool | None = None,
+        ttl: float | None = None,
     ) -> None:
         if not callable(fn):
             raise TypeError(_not_a_resolver(fn))
@@ -61,8 +71,8 @@ class Resolve:
             )
         if key is not None and (not isinstance(key, str) or not key):
             raise TypeError(f"Resolve(key=...) must be a non-empty string, got {key!r}")
-        if scope not in ("call", "app"):
-            raise TypeError(f'Resolve(scope=...) must be "call" or "app", got {scope!r}')
+        if scope not in ("call", "app", "user"):
+            raise TypeError(f'Resolve(scope=...) must be "call", "app" or "user", got {scope!r}')
         if not isinstance(eager, bool):
             raise TypeError(f"Resolve(eager=...) must be True or False, got {eager!r}")
         if eager and scope != "app":
@@ -72,10 +82,18 @@ class Resolve:
             )
         if build_timeout is not None:
             build_timeout = seconds(build_timeout, "Resolve(build_timeout=...)", TypeError)
-            if scope != "app":
+            if scope == "call":
                 raise TypeError(
-                    "Resolve(build_timeout=...) bounds the build of a value every call shares, "
-                    'which only an app-scoped resolver has: add scope="app"'
+                    "Resolve(build_timeout=...) bounds the build of a value several calls "
+                    'share, which only an app- or user-scoped resolver has: add scope="app" '
+                    'or scope="user"'
+                )
+        if ttl is not None:
+            ttl = seconds(ttl, "Resolve(ttl=...)", TypeError)
+            if scope != "user":
+                raise TypeError(
+                    "Resolve(ttl=...) is how long a value kept for one user lives, which only "
+                    'a user-scoped resolver has: add scope="user"'
                 )
         self.fn = fn
         self.key = key
@@ -83,6 +101,7 @@ class Resolve:
         self.eager = eager
         self.build_timeout = build_timeout
         self.blocking = blocking
+        self.ttl = ttl
 
     def __repr__(self) -> str:
         name = getattr(self.fn, "__qualname__", type(self.fn).__qualname__)
@@ -95,6 +114,8 @@ class Resolve:
             options += f", build_timeout={self.build_timeout:g}"
         if self.blocking is not None:
             options += f", blocking={self.blocking}"
+        if self.ttl is not None:
+            options += f", ttl={self.ttl:g}"
         return f"Resolve({name}{options})"
 
     def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
@@ -168,6 +189,22 @@ class _NoFallback:
 NO_FALLBACK: Any = _NoFallback()
 
 
+class _LinkInError:
+    """A URL question's fallback: tell the user the link in a tool error, to open and retry."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "LINK_IN_ERROR"
+
+
+LINK_IN_ERROR: Any = _LinkInError()
+"""`ElicitURL(..., fallback=LINK_IN_ERROR)`: a client that cannot open URL questions (it
+declared forms only, or nothing) gets a tool error that gives the user the link and asks
+them to call the tool again once the page is done; the resolver then finds the work done.
+For links that are safe to show the model (a server's own page, bound to the user)."""
+
+
 class Elicit(Generic[ModelT]):
     """A form question: returned by a resolver that needs the user to fill `schema`.
 
@@ -227,7 +264,8 @@ class ElicitURL:
     returning a value or asking again. On a legacy connection the call first waits for
     the server to mark the elicitation complete. `timeout` bounds, on a legacy
     connection, the wait for the user's answer and then the wait for completion, each
-    (by default the tool's `ask_timeout`). `fallback` works as for `Elicit`.
+    (by default the tool's `ask_timeout`). `fallback` works as for `Elicit`; or
+    `LINK_IN_ERROR` puts the link in a tool error for a client without URL mode.
     """
 
     __slots__ = ("elicitation_id", "fallback", "message", "timeout", "url", "wait")

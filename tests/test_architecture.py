@@ -29,9 +29,10 @@ LAYERS: dict[str, int] = {
     "api": 4,
     "state": 5,
     "protocol": 6,
-    "hosts": 7,
-    "facades": 8,
-    "tooling": 9,
+    "pages": 7,
+    "hosts": 8,
+    "facades": 9,
+    "tooling": 10,
 }
 AUTHORING = {
     "markers",
@@ -43,8 +44,9 @@ AUTHORING = {
     "seconds",
     "sdk_phrases",
     "unwrapped",
+    "user",
 }
-FOLDERS = {"analysis", "plan", "engine", "state", "protocol", "hosts"}
+FOLDERS = {"analysis", "plan", "engine", "state", "protocol", "pages", "hosts"}
 FACADES = {"seal", "mcp", "lowlevel", "fastmcp", "redis", "tasks"}
 TOOLING = {"testing", "cli", "demo", "__main__"}
 SDK_PACKAGES = {"mcp", "mcp_types", "fastmcp", "fastmcp_tasks", "docket"}

@@ -427,3 +427,19 @@ def test_production_hosts() -> None:
     assert seen["lowlevel"] == ["9.20 EUR", "opened", "closed"]
     assert seen["with_metrics"] == ["9.20 EUR", "metrics: up", "opened", "closed", "metrics: down"]
     assert seen["fastmcp"] == ["9.20 EUR", "opened", "closed"]
+
+
+def test_accounts_user_scope() -> None:
+    seen = observe("accounts_user_scope")
+    assert seen["results"][0] == seen["results"][2] != seen["results"][1]
+    assert seen["while_serving"] == ["opened a client for alice", "opened a client for bob"]
+    assert seen["after_shutdown"] == ["closed the client of alice", "closed the client of bob"]
+    assert "'tracker_client'" in seen["anonymous"]
+
+
+def test_accounts_pages() -> None:
+    seen = observe("accounts_pages")
+    assert seen["page"] == [200, 200]
+    assert seen["link"].startswith("http://127.0.0.1:8000/mcp-resolve/pages/")
+    assert seen["result"] == "Closed issue 42."
+    assert (seen["bob opens it"], seen["alice opens it again"]) == (403, 410)

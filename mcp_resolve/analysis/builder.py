@@ -21,6 +21,7 @@ from ..errors import FunctionKind, InvalidSignature
 from ..markers import Elicit, ElicitURL, Resolve
 from ..schema import render_elicitation_schema
 from ..sdk_phrases import cycle, two_questions, unfillable
+from ..user import User
 from .arguments import argument_names, context_like, unfillable_fix
 from .blocking import declare_blocking, settle_inline_nodes
 from .depends import DependsMarker
@@ -38,7 +39,7 @@ from .nodes import (
 from .ordering import assign_keys, number
 from .overrides import Substitutions
 from .parameters import ParameterReader, Stop
-from .scopes import check_scopes, scope_conflict, settle_app_nodes
+from .scopes import check_scopes, settle_app_nodes, take_scope
 
 _EMPTY = inspect.Parameter.empty
 
@@ -193,11 +194,8 @@ class _Builder(ParameterReader):
                 return None
         existing = self.nodes.get(node_id)
         if existing is not None:
-            scope_conflict(existing, marker.scope == "app", self.problem)
+            take_scope(existing, marker, self.problem, first=False)
             declare_blocking(existing, marker, self.problem)
-            existing.eager = existing.eager or marker.eager
-            if marker.build_timeout is not None:  # the longest deadline any Resolve gives
-                existing.build_timeout = max(existing.build_timeout or 0.0, marker.build_timeout)
             if marker.key is not None and existing.explicit_key not in (None, marker.key):
                 self.problem(
                     f"is given two keys, {existing.explicit_key!r} and {marker.key!r}",
@@ -218,9 +216,7 @@ class _Builder(ParameterReader):
         )
         node = Node(fn=fn, name=name, kind=callable_kind(fn), parameter=where)
         node.explicit_key = marker.key
-        node.app = marker.scope == "app"
-        node.eager = marker.eager
-        node.build_timeout = marker.build_timeout
+        take_scope(node, marker, self.problem, first=True)
         declare_blocking(node, marker, self.problem)
         self.bases[node_id] = base
         if fn is not marker.fn:
@@ -266,6 +262,9 @@ class _Builder(ParameterReader):
                 continue
             if is_client_capabilities(annotation):
                 node.capability_params.append(param.name)
+                continue
+            if annotation is User:
+                node.user_params.append(param.name)
                 continue
             marker, inner = self.marker(annotation, node.name, param.name, param.default)
             if marker is not None:

@@ -122,6 +122,11 @@ class Graph:
         """The app-scoped resolvers (a call of this graph needs the server's scope)."""
         return tuple(node for node in self.nodes if node.app)
 
+    @property
+    def user_scoped(self) -> tuple[Node, ...]:
+        """The user-scoped resolvers (a call of this graph needs a signed-in user)."""
+        return tuple(node for node in self.nodes if node.user)
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.tool!r}: {len(self.nodes)} resolver(s)>"
 

@@ -39,7 +39,10 @@ class Node:
     `suspends` False because that is how a call treats it: awaited, never a thread hop,
     never worth a task once built. A sync resolver declared non-blocking
     (`Resolve(fn, blocking=False)`, see `blocking`) is `inline`: a call runs it on the
-    event loop's thread, so it too is `is_async` (no hop) and never `suspends`.
+    event loop's thread, so it too is `is_async` (no hop) and never `suspends`. A
+    user-scoped resolver (`user`) is kept in a scope too (`app` is set: a lookup, not a
+    run), per signed-in user for at most `ttl` seconds; `user_params` are its
+    parameters that receive the `User`.
     """
 
     __slots__ = (
@@ -69,7 +72,10 @@ class Node:
         "pending_deps",
         "schema",
         "suspends",
+        "ttl",
         "unbound",
+        "user",
+        "user_params",
     )
 
     def __init__(
@@ -81,7 +87,9 @@ class Node:
         self.is_async = kind in (ASYNC, ASYNC_GEN)
         self.parameter = parameter
         self.explicit_key: str | None = None
-        self.app = False
+        self.app = False  # kept in a scope (app or user), looked up by the call
+        self.user = False  # kept per signed-in user
+        self.ttl: float | None = None  # user-scoped only; None: as long as the server runs
         self.blocking: bool | None = None  # what the Resolve(...) markers said, if anything
         self.inline = False  # sync, declared non-blocking: run on the event loop
         self.eager = False
@@ -92,6 +100,7 @@ class Node:
         self.schema: type[BaseModel] | None = None
         self.context_params: list[str] = []
         self.capability_params: list[str] = []  # receive the client's declared capabilities
+        self.user_params: list[str] = []  # receive the signed-in `User` (user scope only)
         self.argument_params: list[tuple[str, str]] = []
         self.pending_deps: list[tuple[str, object, Convert, frozenset[type] | None]] = []
         self.unbound: list[inspect.Parameter] = []
@@ -106,7 +115,11 @@ class Node:
 
     def freeze(self) -> Node:
         self.has_params = bool(
-            self.context_params or self.capability_params or self.argument_params or self.dep_params
+            self.context_params
+            or self.capability_params
+            or self.argument_params
+            or self.dep_params
+            or self.user_params
         )
         self.pending_deps = []
         self.unbound = []

@@ -1,10 +1,13 @@
-"""Application-scoped resolvers: what may be shared by every call, checked once at analysis.
+"""App- and user-scoped resolvers: what may be shared by many calls, checked once at analysis.
 
 A value built once per server lifespan cannot come from anything of one call: not a tool
 argument, not the request context, not a per-call resolver, not a question to one user.
-Each such edge is a problem reported with the resolver and the parameter, when the tool is
-decorated. A graph that passes gets, for each app-scoped node, the key its value is kept
-under in the application scope, and the attributes that make a call treat it as a lookup.
+A value kept per signed-in user follows the same rule, with one thing of the call allowed:
+who the user is (the `User`, and other user-scoped values). An app-scoped value is shared
+by every user, so it may never depend on a user-scoped one. Each broken edge is a problem
+reported with the resolver and the parameter, when the tool is decorated. A graph that
+passes gets, for each scoped node, the key its value is kept under, and the attributes
+that make a call treat it as a lookup.
 """
 
 from __future__ import annotations
@@ -18,16 +21,33 @@ Report = Callable[..., None]
 """The analysis pass's `problem(text, resolver=, parameter=, fix=)`."""
 
 
+def _scope(node: Node) -> str:
+    return "user" if node.user else "app" if node.app else "call"
+
+
+_SAID = {"call": "per call", "app": "app-scoped", "user": "user-scoped"}
+
+
 def check_scopes(nodes: Sequence[Node], problem: Report) -> None:
-    """Report every edge that would make an app-scoped value depend on one call."""
+    """Report every edge that would make a shared value depend on one call."""
     for node in nodes:
         if not node.app:
+            for name in node.user_params:
+                problem(
+                    "takes the signed-in User, which only a user-scoped resolver receives",
+                    resolver=node.name,
+                    parameter=name,
+                    fix=f'declare it Resolve({node.name}, scope="user"), or read the user in '
+                    "it with the SDK's get_access_token()",
+                )
             continue
-        per_call = 'make it per call (drop scope="app")'
+        kind = _scope(node)
+        shared = "shared by that user's calls" if node.user else "shared by every call"
+        its = "its value is" if node.user else "its one value is"
+        per_call = f'make it per call (drop scope="{kind}")'
         for name in node.context_params:
             problem(
-                "takes the request context, but the resolver is app-scoped: its one value "
-                "is shared by every call",
+                f"takes the request context, but the resolver is {kind}-scoped: {its} {shared}",
                 resolver=node.name,
                 parameter=name,
                 fix=f"read the context in a per-call resolver that takes {node.name}'s "
@@ -35,16 +55,24 @@ def check_scopes(nodes: Sequence[Node], problem: Report) -> None:
             )
         for name in node.capability_params:
             problem(
-                "takes the client's capabilities, but the resolver is app-scoped: its one "
-                "value is shared by every client",
+                f"takes the client's capabilities, but the resolver is {kind}-scoped: {its} "
+                + ("shared by that user's calls" if node.user else "shared by every client"),
                 resolver=node.name,
                 parameter=name,
                 fix=f"read the capabilities in a per-call resolver, or {per_call}",
             )
+        for name in node.user_params if not node.user else ():
+            problem(
+                "takes the signed-in User, but the resolver is app-scoped: its one value is "
+                "shared by every user",
+                resolver=node.name,
+                parameter=name,
+                fix=f'declare it Resolve({node.name}, scope="user"), or {per_call}',
+            )
         for name, argument in node.argument_params:
             problem(
                 f"is filled from the tool argument {argument!r}, but the resolver is "
-                "app-scoped: its one value is shared by every call",
+                f"{kind}-scoped: {its} {shared}",
                 resolver=node.name,
                 parameter=name,
                 fix=f"give it a default, use the argument in a per-call resolver, or {per_call}",
@@ -54,41 +82,72 @@ def check_scopes(nodes: Sequence[Node], problem: Report) -> None:
             if not other.app:
                 problem(
                     f"depends on the per-call resolver {other.name!r}, but the resolver is "
-                    "app-scoped: a value shared by every call cannot wait for one call's",
+                    f"{kind}-scoped: a value {shared} cannot wait for one call's",
                     resolver=node.name,
                     parameter=name,
-                    fix=f'declare it Resolve({other.name}, scope="app") too, or {per_call}',
+                    fix=f'declare it Resolve({other.name}, scope="{kind}") too, or {per_call}',
+                )
+            elif other.user and not node.user:
+                problem(
+                    f"depends on the user-scoped resolver {other.name!r}, but the resolver "
+                    "is app-scoped: a value shared by every user cannot hold one user's",
+                    resolver=node.name,
+                    parameter=name,
+                    fix=f'declare it Resolve({node.name}, scope="user") too, or {per_call}',
                 )
         if node.asks is not None:
             problem(
-                "is app-scoped, but its return annotation declares a question: a value "
-                "shared by every call cannot ask one user",
+                f"is {kind}-scoped, but its return annotation declares a question: a value "
+                + (
+                    "shared by that user's calls cannot ask in one call"
+                    if node.user
+                    else "shared by every call cannot ask one user"
+                ),
                 resolver=node.name,
                 fix=f"ask in a per-call resolver that takes {node.name}'s value, or {per_call}",
             )
 
 
 def settle_app_nodes(nodes: Sequence[Node]) -> None:
-    """Give each app-scoped node its key in the scope, and the call's view of it.
+    """Give each scoped node its key in the scope, and the call's view of it.
 
     The key is the resolver's identity with its dependencies' keys, so two tools using
     one resolver share its value, and a test that overrides one of its dependencies gets
-    a value of its own. Nodes are in dependency order, so dependencies are keyed first.
+    a value of its own; a user-scoped key is marked so, and is kept per user. Nodes are in
+    dependency order, so dependencies are keyed first.
     """
     for node in nodes:
         if not node.app:
             continue
         deps: tuple[Any, ...] = tuple(nodes[dep].app_key for _, dep, _, _ in node.dep_params)
-        node.app_key = (identity(node.fn), deps)
+        node.app_key = ("user", identity(node.fn), deps) if node.user else (identity(node.fn), deps)
         node.is_async = True
         node.suspends = False
 
 
-def scope_conflict(node: Node, app: bool, problem: Report) -> None:
+def scope_conflict(node: Node, scope: str, problem: Report) -> None:
     """One resolver reached through two markers that disagree on its scope."""
-    if node.app != app:
+    if _scope(node) != scope:
         problem(
-            "is declared app-scoped in one Resolve(...) and per call in another",
+            f"is declared {_SAID[_scope(node)]} in one Resolve(...) and {_SAID[scope]} in another",
             resolver=node.name,
             fix=f'give every Resolve({node.name}, ...) the same scope="..."',
         )
+
+
+def take_scope(node: Node, marker: Any, problem: Report, *, first: bool) -> None:
+    """What a `Resolve(...)` says of where `node`'s value lives, taken from `marker`: all of
+    it from the first marker that reaches the resolver; from a later one, what it adds (eager
+    if any says so, the shortest `ttl`, the longest `build_timeout`) after a check that it
+    names the same scope."""
+    if first:
+        node.app = marker.scope in ("app", "user")
+        node.user = marker.scope == "user"
+        node.ttl, node.eager, node.build_timeout = marker.ttl, marker.eager, marker.build_timeout
+        return
+    scope_conflict(node, marker.scope, problem)
+    node.eager = node.eager or marker.eager
+    if marker.ttl is not None:
+        node.ttl = min(node.ttl or marker.ttl, marker.ttl)
+    if marker.build_timeout is not None:
+        node.build_timeout = max(node.build_timeout or 0.0, marker.build_timeout)

@@ -119,7 +119,23 @@ def functions_of(kind: str, value: Any, collected: Collected) -> tuple[str, list
             if refusal is not None:
                 function.problems.append(refusal.served_as(function.kind, function.name))
                 function.graph = None
+    if kind == "server" and getattr(getattr(value, "settings", None), "auth", None) is None:
+        from ..protocol.signed_in import nobody_signs_in
+
+        for function in functions:
+            graph = function.graph
+            refusal = None if graph is None else nobody_signs_in(graph, *_NO_AUTH)
+            if refusal is not None:
+                function.problems.append(refusal.served_as(function.kind, function.name))
+                function.graph = None
     return title, functions
+
+
+_NO_AUTH = (
+    "this MCPServer",
+    "give the server auth=AuthSettings(...) and a token_verifier (MCP authorization), so "
+    "that each call has a signed-in user",
+)
 
 
 def _scope_problem(kind: str, value: Any) -> tuple[str, str] | None:

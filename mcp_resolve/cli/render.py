@@ -172,7 +172,13 @@ def tool_tree(tool: Function, out: Output) -> Item:
         node = graph.nodes[index]
         head: list[Segment] = [(consumer, "param"), (f" {out.arrow} ", ""), (node.name, "resolver")]
         if index in shown:
-            once = "once per server lifespan" if node.app else "once per call"
+            once = (
+                "once per signed-in user"
+                if node.user
+                else "once per server lifespan"
+                if node.app
+                else "once per call"
+            )
             return Item([*head, (f"  (shown above; runs {once})", "meta")])
         shown.add(index)
         head.append((f"  {kind(node)}{sep}key {node.key}", "meta"))
@@ -197,6 +203,9 @@ def tool_tree(tool: Function, out: Output) -> Item:
         for name in node.capability_params:
             caps = ("client capabilities", "context")
             entries.append((name, Item([(name, "param"), (f" {out.arrow} ", ""), caps])))
+        for name in node.user_params:
+            who = ("signed-in user", "context")
+            entries.append((name, Item([(name, "param"), (f" {out.arrow} ", ""), who])))
         order = _order(node.fn)
         known = {name for name, _ in entries}
         with contextlib.suppress(TypeError, ValueError):
@@ -251,6 +260,10 @@ def mermaid(tools: Sequence[Function]) -> str:
                 lines.append(f'  {tid}_ctx[/"context"/]:::context')
                 for name in node.context_params:
                     lines.append(f"  {source} -.->|{_mm(name)}| {tid}_ctx")
+            if node.user_params:
+                lines.append(f'  {tid}_user[/"signed-in user"/]:::context')
+                for name in node.user_params:
+                    lines.append(f"  {source} -.->|{_mm(name)}| {tid}_user")
             if node.capability_params:
                 lines.append(f'  {tid}_caps[/"client capabilities"/]:::context')
                 for name in node.capability_params:
@@ -271,7 +284,9 @@ def mermaid(tools: Sequence[Function]) -> str:
 
 
 def _scope(node: Node) -> str:
-    """How an app-scoped resolver is marked: it runs once per server lifespan."""
+    """How a scoped resolver is marked: once per server lifespan, or per signed-in user."""
+    if node.user:
+        return "user-scoped" if node.ttl is None else f"user-scoped, kept {node.ttl:g} s"
     return "app-scoped, built at startup" if node.eager else "app-scoped"
 
 

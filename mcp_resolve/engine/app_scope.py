@@ -24,7 +24,15 @@ import contextlib
 import contextvars
 import functools
 import types
-from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterable, Mapping
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Coroutine,
+    Generator,
+    Iterable,
+    Mapping,
+    MutableMapping,
+)
 from typing import Any, Protocol
 
 import anyio
@@ -71,9 +79,11 @@ class _Outside:
 
     __slots__ = ("_context", "_coro")
 
-    def __init__(self, coro: Coroutine[Any, Any, Any]) -> None:
+    def __init__(
+        self, coro: Coroutine[Any, Any, Any], context: contextvars.Context | None = None
+    ) -> None:
         self._coro = coro
-        self._context = contextvars.Context()
+        self._context = contextvars.Context() if context is None else context
 
     def __await__(self) -> Generator[Any, Any, Any]:
         coro, run = self._coro, self._context.run
@@ -102,13 +112,16 @@ class AppScope:
     `graph.start(arguments, context, app=scope)` to run a graph by hand.
     """
 
-    __slots__ = ("_building", "_closed", "_exits", "values")
+    __slots__ = ("_building", "_closed", "_exits", "users", "values")
+    per_user = False  # a user's own values (`user_scope.UserValues`) set it
 
     def __init__(self) -> None:
-        self.values: dict[object, Any] = {}  # app_key -> value; read by every call's walk
+        # app_key -> value; read by every call's walk
+        self.values: MutableMapping[object, Any] = {}
         self._building: dict[object, _Build] = {}
         self._exits = ExitStack()
         self._closed = False
+        self.users: Any = None  # the values kept per user (`user_scope.users_of`), if any
 
     async def __aenter__(self) -> AppScope:
         return self
@@ -121,8 +134,11 @@ class AppScope:
         return self._closed
 
     async def aclose(self) -> None:
-        """Run generator cleanups, last built first; the scope builds nothing afterwards."""
+        """Run generator cleanups, last built first; the scope builds nothing afterwards.
+        Values kept per user go first: they may hold app-scoped ones."""
         self._closed = True
+        if self.users is not None:
+            await self.users.aclose()
         self.values.clear()
         await self._exits.close(None)
 
@@ -141,11 +157,15 @@ class AppScope:
         """
         key = node.app_key
         values = self.values
+        if node.user and not self.per_user:  # never built as a value every user shares
+            if fail is not None:
+                fail(node)
+            raise _failed(graph, node, "is user-scoped, and no signed-in user is known here")
         while True:
             if key in values:
                 return values[key]
             if self._closed:
-                raise _failed(graph, node, "is app-scoped and the server is shutting down")
+                raise _failed(graph, node, f"is {_kept(node)} and the server is shutting down")
             build = self._building.get(key)
             if build is None:
                 break
@@ -165,13 +185,13 @@ class AppScope:
                     node,
                     _too_slow(build.timeout)
                     if isinstance(build.error, _TooSlow)
-                    else "failed while building the value every call shares; the next call "
-                    "tries again",
+                    else f"failed while building the value {_sharers(node)} share; the next "
+                    "call tries again",
                 )
         build = self._building[key] = _Build(node.build_timeout or BUILD_TIMEOUT)
         try:
             with anyio.move_on_after(build.timeout) as deadline:
-                value = await _Outside(self._build(graph, node, fail))
+                value = await _Outside(self._build(graph, node, fail), self._context())
             if deadline.cancel_called:  # also a sync build that returned after it
                 if fail is not None:
                     fail(node)
@@ -191,8 +211,16 @@ class AppScope:
             return await self.value(graph, node, fail)  # raises: shutting down
         return value
 
+    def _context(self) -> contextvars.Context | None:
+        """The context variables a build sees: none here (a user's scope gives their token)."""
+        return None
+
+    def _given(self, node: Node) -> dict[str, Any]:
+        """What the scope itself passes to a resolver (a user's scope: the `User`)."""
+        return {}
+
     async def _build(self, graph: Graph, node: Node, fail: Fail | None) -> Any:
-        kwargs: dict[str, Any] = {}
+        kwargs = self._given(node)
         for name, dep, convert, exact in node.dep_params:
             value = await self.value(graph, graph.nodes[dep], fail)
             if exact is None or value.__class__ not in exact:
@@ -304,6 +332,14 @@ async def scope_for(app: AppScope | None, graph: Graph) -> AsyncIterator[AppScop
         return
     async with AppScope() as own:
         yield own
+
+
+def _kept(node: Node) -> str:
+    return "user-scoped" if node.user else "app-scoped"
+
+
+def _sharers(node: Node) -> str:
+    return "this user's calls" if node.user else "all calls"
 
 
 def _too_slow(timeout: float) -> str:

@@ -22,7 +22,7 @@ from mcp_types.version import is_version_at_least
 
 from ..analysis.graph import Graph
 from ..engine.graph import ResolverGraph
-from ..engine.questions import Answer, Question
+from ..engine.questions import Question
 from ..engine.resolution import Resolution
 from ..engine.results import Resolved, Suspended
 from ..engine.tracing import start_call
@@ -36,11 +36,12 @@ from .connection import Connection, StateCodec
 from .held_limits import DEFAULT_MAX_HELD, DEFAULT_MAX_HELD_PER_OWNER, HeldLimits
 from .legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
 from .lifespan import no_app_scope
+from .responses import Answers, read_responses
 from .round_checks import check_changes, check_rounds, check_size
+from .signed_in import as_user
 from .translate import cleanup_failure, translate
 
 logger = logging.getLogger("mcp_resolve")
-Answers = dict[str, Answer]
 
 MODERN = "2026-07-28"
 DEFAULT_MAX_ROUNDS = 16
@@ -99,6 +100,7 @@ class ToolFlow:
         self.by_key = {node.key: node for node in graph.nodes}
         # Whether calls need the server lifespan's scope, and what to say when there is none.
         self.app_scoped = bool(graph.app_scoped)
+        self.user_scoped = bool(graph.user_scoped)  # and a signed-in user, whose values
         self.wants_capabilities = graph.wants_capabilities
         graph.reply_parser = parse_reply  # the client's replies as the SDK's result types
         self.app_scope_hint = app_scope_hint
@@ -113,6 +115,17 @@ class ToolFlow:
         """
         if self.app_scoped and conn.app is None:
             raise no_app_scope(self.graph, self.app_scope_hint)
+        if self.user_scoped:
+            return self._as_user(conn, arguments, body)
+        return self._generation(conn, arguments, body)
+
+    async def _as_user(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
+        await as_user(conn, self.graph)  # the user's values, or the no-user tool error
+        return await self._generation(conn, arguments, body)
+
+    def _generation(
+        self, conn: Connection, arguments: dict[str, Any], body: Body
+    ) -> Awaitable[Any]:
         modern = _modern_versions.get(conn.version)
         if modern or (modern is None and _is_modern(conn.version)):
             return self._modern(conn, arguments, body)
@@ -317,37 +330,9 @@ class ToolFlow:
 
     def _responses(self, conn: Connection, state: RoundState | None, graph: Graph) -> Answers:
         """This round's answers, read against the graph the call really runs (an override in
-        a test may replace it): with a `state`, to the questions it records as asked; on a
-        first call, only those that echo the digest of the words they answer, pinned to it
-        (docs/protocol-generations.md: consent is never applied to other words)."""
-        responses: Answers = {}
+        a test may replace it)."""
         by_key = self.by_key if graph is self.graph else {n.key: n for n in graph.nodes}
-        for key, response in (conn.input_responses or {}).items():
-            node = by_key.get(key)
-            if node is None or (state is not None and key not in state.asked):
-                continue  # unknown keys, and answers the state did not ask for, are ignored
-            digest = None
-            if state is None:
-                digest = wire.echoed_digest(response)
-                if digest is None:  # which words did its user see? Ask, rather than guess.
-                    logger.info(
-                        "Tool %r: answer to %r came without the request state or the "
-                        "question's digest; asking again",
-                        self.tool,
-                        key,
-                    )
-                    continue
-            answer = wire.answer_from(
-                response,
-                kind=node.asks,
-                resolver=node.name,
-                parameter=node.parameter,
-                tool=self.tool,
-            )
-            if digest is not None:
-                answer = Answer(answer.action, answer.content, digest=digest)
-            responses[key] = answer
-        return responses
+        return read_responses(self.tool, by_key, conn.input_responses, state)
 
     def _fallbacks(
         self, conn: Connection, questions: tuple[Question, ...], upfront: Answers | None = None

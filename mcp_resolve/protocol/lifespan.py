@@ -114,7 +114,15 @@ async def app_value(
     server is not serving (no lifespan running, hence no scope to keep the value in).
     """
     wanted = identity(resolver)
-    found = next(((g, n) for g in graphs for n in g.app_scoped if identity(n.fn) == wanted), None)
+    found = next(
+        (
+            (g, n)
+            for g in graphs
+            for n in g.app_scoped
+            if identity(n.fn) == wanted and not n.user  # a user's value is theirs alone
+        ),
+        None,
+    )
     name = callable_name(resolver)
     if found is None:
         raise LookupError(
@@ -152,12 +160,17 @@ def unkept_app_scope(graph: Graph, host: str, fix: str) -> InvalidSignature | No
         return None
     node = _first_app_scoped(graph)
     return InvalidSignature(
-        f"is app-scoped (it fills parameter {node.parameter!r}), but {host} keeps no "
+        f"is {_kind(node)} (it fills parameter {node.parameter!r}), but {host} keeps no "
         "application scope, so every call would fail",
         name=graph.tool,
         resolver=node.name,
         fix=fix,
     )
+
+
+def _kind(node: Any) -> str:
+    """User-scoped values live in the application scope too (one set per user)."""
+    return "user-scoped" if node.user else "app-scoped"
 
 
 def _first_app_scoped(graph: Graph) -> Any:
@@ -173,7 +186,7 @@ def no_app_scope(graph: Graph, hint: str) -> ToolError:
     node = _first_app_scoped(graph)
     message = (
         f"Tool {graph.tool!r}: resolver {node.name!r} for parameter {node.parameter!r} is "
-        "app-scoped, but this server's lifespan keeps no application scope"
+        f"{_kind(node)}, but this server's lifespan keeps no application scope"
     )
     logger.error("%s; %s", message, hint or "run the tool through an mcp_resolve host")
     return ToolError(message)

@@ -9,13 +9,14 @@ from collections.abc import Iterable
 from typing import Any
 
 import mcp_types as types
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 
 from ..client_requests import Kind
 from ..engine.questions import Answer, Question
 from ..engine.replies import Supplied
 from ..errors import ResolutionError
-from ..markers import NO_FALLBACK, Elicit, ElicitURL
+from ..markers import LINK_IN_ERROR, NO_FALLBACK, Elicit, ElicitURL
 from ..outcomes import OUTCOME_TYPES, AcceptedElicitation, Outcome
 from ..schema import render_elicitation_schema
 from ..sdk_phrases import NOT_ELICITATION, WRONG_KIND
@@ -137,7 +138,9 @@ def can_ask(capabilities: types.ClientCapabilities | None, question: Question) -
 
 
 def has_fallback(question: Question) -> bool:
-    return question.request.fallback is not NO_FALLBACK
+    """Whether an outcome stands in for the question (`LINK_IN_ERROR` is none: it refuses)."""
+    fallback = question.request.fallback
+    return fallback is not NO_FALLBACK and fallback is not LINK_IN_ERROR
 
 
 def fallback_outcome(question: Question) -> Outcome | Supplied:
@@ -149,9 +152,15 @@ def fallback_outcome(question: Question) -> Outcome | Supplied:
     return AcceptedElicitation(fallback)
 
 
-def missing_capability(questions: Iterable[Question], *, why: str | None = None) -> MCPError:
-    """The -32021 refusal for questions this client cannot be asked, naming what is missing."""
+def missing_capability(
+    questions: Iterable[Question], *, why: str | None = None
+) -> MCPError | ToolError:
+    """The -32021 refusal for questions this client cannot be asked, naming what is missing;
+    or, when each is a URL question whose fallback is `LINK_IN_ERROR`, the tool error that
+    gives the user the links to open before calling the tool again."""
     questions = list(questions)
+    if all(q.request.fallback is LINK_IN_ERROR for q in questions):
+        return links_to_open(questions)
     form = any(isinstance(q.request, Elicit) for q in questions)
     url = any(isinstance(q.request, ElicitURL) for q in questions)
     fields, names = client_requests.required(questions)
@@ -174,6 +183,15 @@ def missing_capability(questions: Iterable[Question], *, why: str | None = None)
         code=types.MISSING_REQUIRED_CLIENT_CAPABILITY,
         message=message,
         data=data.model_dump(by_alias=True, exclude_none=True),
+    )
+
+
+def links_to_open(questions: list[Question]) -> ToolError:
+    """What a user reads when their client cannot show a page: the page, and what to do."""
+    pages = " and ".join(getattr(q.request, "url", "") for q in questions)
+    return ToolError(
+        f"This needs a step in your browser, which this app cannot open itself. Open "
+        f"{pages}, finish there, then ask again (call this tool again)."
     )
 
 

@@ -26,6 +26,7 @@ from ..engine.results import Resolved, Suspended
 from ..engine.workers import run_sync
 from ..errors import ResolutionError
 from ..state.round_state import RoundState
+from ..user import User
 from .as_served import arguments_validator, declared, fallbacks, sdk_context_types
 from .asked import (
     AnswerLike,
@@ -35,7 +36,7 @@ from .asked import (
     answered,
     as_answer,
 )
-from .contexts import capabilities_of, require_context, signed_in
+from .contexts import capabilities_of, require_context, signed_in, signing_in
 from .trace import Trace, traced_graph
 from .waits import DEFAULT_ASK_TIMEOUT, check_ask_timeout, completed, connection, elicitation_id
 from .waits import held as held_until_complete
@@ -84,6 +85,7 @@ class CallOptions(TypedDict, total=False):
     app: AppScope | None
     capabilities: Any
     ask_timeout: float
+    user: User | str | None
 
 
 Arguments = Mapping[str, Any] | None
@@ -114,6 +116,7 @@ async def call(
     app: AppScope | None = None,
     capabilities: Any = None,
     ask_timeout: float = DEFAULT_ASK_TIMEOUT,
+    user: User | str | None = None,
 ) -> CallResult[Any]:
     """Call `tool` with `arguments`, answering its questions from `answers`.
 
@@ -157,6 +160,12 @@ async def call(
 
     `trace=True` records which resolvers ran, when and where (`CallResult.trace`). `app` keeps
     app-scoped values across calls; without it, each call has a scope of its own.
+
+    `user` signs a user in (a `User`, or a subject): `get_access_token()` returns a token
+    of theirs while the call runs, and user-scoped values are kept for them in `app` (so
+    two calls with one `app` and one user share them). The signed-in user of
+    `context(access_token=...)` counts too; a call of a tool with user-scoped resolvers
+    and neither is the server's tool error.
     """
     if mode not in ("rounds", "in_process"):
         raise ValueError(f"mode must be 'rounds' or 'in_process', got {mode!r}")
@@ -180,13 +189,22 @@ async def call(
     driver = _Driver(graph, answers, context, max_rounds, recorder, capabilities)
     driver.ask_timeout = check_ask_timeout(ask_timeout)
     driver.legacy = mode == "in_process"
-    with signed_in(context):
+    with signed_in(context), signing_in(user):
         async with scope_for(app, graph) as driver.app:
+            if driver.app is not None and graph.user_scoped:
+                driver.app = await _values_of_user(driver.app, graph)
             if mode == "rounds":
                 result = await driver.rounds(running, arguments)
             else:
                 result = await driver.in_process(running, arguments)
     return CallResult(result, driver.questions, driver.round, mode, recorder)
+
+
+async def _values_of_user(app: AppScope, graph: ResolverGraph) -> AppScope:
+    """The signed-in user's values, as a server finds them (the SDK is needed from here)."""
+    from ..protocol.signed_in import values_of_user
+
+    return await values_of_user(app, graph)
 
 
 _graphs: weakref.WeakKeyDictionary[Any, dict[tuple[type, ...], ResolverGraph]] = (

@@ -228,6 +228,33 @@ def signed_in(given: Any) -> Iterator[None]:
         auth_context_var.reset(token)
 
 
+@contextlib.contextmanager
+def signing_in(user: Any) -> Iterator[None]:
+    """While `call(user=...)` runs: `user` (a `User` or a subject) signed in, with an access
+    token of theirs, as the SDK's auth middleware would set it."""
+    if user is None:
+        yield
+        return
+    from mcp.server.auth.middleware.auth_context import auth_context_var
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+    from mcp.server.auth.provider import AccessToken
+
+    subject = user if isinstance(user, str) else user.subject
+    issuer = None if isinstance(user, str) else user.issuer
+    token = AccessToken(
+        token=f"test-token-of-{subject}",
+        client_id="mcp-resolve-testing",
+        scopes=[],
+        subject=subject,
+        claims=None if issuer is None else {"iss": issuer},
+    )
+    reset = auth_context_var.set(AuthenticatedUser(token))
+    try:
+        yield
+    finally:
+        auth_context_var.reset(reset)
+
+
 def require_context(graph: Graph, given: Any) -> None:
     """Refuse a call without a context when a resolver or the tool takes one: it would get
     None and fail in the user's code with an `AttributeError` far from the cause."""

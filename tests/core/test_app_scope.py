@@ -140,7 +140,7 @@ def test_check_reports_every_scope_problem_of_a_function() -> None:
 def test_eager_needs_the_app_scope_and_scope_is_checked() -> None:
     with pytest.raises(TypeError, match='add scope="app"'):
         Resolve(shared, eager=True)
-    with pytest.raises(TypeError, match='"call" or "app"'):
+    with pytest.raises(TypeError, match='"call", "app" or "user"'):
         Resolve(shared, scope="server")  # type: ignore[arg-type]
     assert repr(Resolve(shared, scope="app", eager=True)) == (
         "Resolve(shared, scope='app', eager=True)"

@@ -27,11 +27,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def worker(env: Mapping[str, str], timeout: float = 30.0) -> Iterator[str]:
-    """One uvicorn process serving held_app; yields `http://127.0.0.1:PORT`."""
+def worker(
+    env: Mapping[str, str], timeout: float = 30.0, app: str = "held_app:app"
+) -> Iterator[str]:
+    """One uvicorn process serving `app` (of this folder); yields `http://127.0.0.1:PORT`."""
     port = free_port()
     args = [
-        sys.executable, "-m", "uvicorn", "held_app:app", "--app-dir", str(HERE),
+        sys.executable, "-m", "uvicorn", app, "--app-dir", str(HERE),
         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
         "--timeout-graceful-shutdown", "2", "--timeout-keep-alive", "600",
     ]  # fmt: skip

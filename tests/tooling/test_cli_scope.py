@@ -224,3 +224,87 @@ def test_check_counts_the_resolvers_whose_questions_it_cannot_see(run: Run, tmp_
         "questions in a return annotation (checked when asked); 4 sync resolvers hop to a "
         "worker thread (anything, declared, plain, unannotated); no problems\n"
     )
+
+
+ACCOUNT = """
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from mcp_resolve import Resolve, User
+
+
+async def connect_account(user: User) -> AsyncIterator[str]:
+    yield user.subject
+
+
+async def whoami(account: Annotated[str, Resolve(connect_account, scope="user", ttl=600)]) -> str:
+    return account
+"""
+
+
+AUTHORIZED = """
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+
+
+class Verifier:
+    async def verify_token(self, token: str) -> AccessToken | None:
+        return None
+
+
+AUTH = {
+    "auth": AuthSettings(
+        issuer_url="https://auth.example",
+        resource_server_url="https://accounts.example/mcp",
+        validate_token_resource=True,
+    ),
+    "token_verifier": Verifier(),
+}
+"""
+
+
+def test_a_user_scoped_resolver_needs_the_scope_too(run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "per_user.py"
+    path.write_text(
+        textwrap.dedent(ACCOUNT)
+        + "from mcp.server import MCPServer\nfrom mcp_resolve.mcp import resolved\n"
+        + 'server = MCPServer("accounts")\nserver.tool()(resolved(whoami))\n',
+        encoding="utf-8",
+    )
+    status, out, _ = run("check", f"{path}:server")
+    assert status == 1
+    assert "is user-scoped (it fills parameter 'account'), but a plain MCPServer" in out
+
+
+def test_the_graph_marks_a_user_scoped_resolver_and_the_user_it_takes(
+    run: Run, tmp_path: Path
+) -> None:
+    path = tmp_path / "per_user_graph.py"
+    path.write_text(textwrap.dedent(ACCOUNT), encoding="utf-8")
+    status, out, _ = run("graph", f"{path}:whoami")
+    assert status == 0
+    assert "user-scoped, kept 600 s" in out
+    assert "user ← signed-in user" in out
+    status, out, _ = run("graph", "--mermaid", f"{path}:whoami")
+    assert "user-scoped, kept 600 s" in out
+    assert '[/"signed-in user"/]' in out
+
+
+@pytest.mark.parametrize(("auth", "status"), [("", 1), (AUTHORIZED, 0)])
+def test_a_user_scoped_resolver_needs_mcp_authorization(
+    run: Run, tmp_path: Path, auth: str, status: int
+) -> None:
+    path = tmp_path / f"signed_in_{status}.py"
+    path.write_text(
+        textwrap.dedent(ACCOUNT)
+        + "from mcp_resolve.mcp import ResolvingMCPServer\n"
+        + auth
+        + f'server = ResolvingMCPServer("accounts"{", **AUTH" if auth else ""})\n'
+        + "server.tool()(whoami)\n",
+        encoding="utf-8",
+    )
+    code, out, _ = run("check", f"{path}:server")
+    assert code == status, out
+    if status:
+        assert "is user-scoped (it fills parameter 'account'), but this MCPServer has no " in out
+        assert "fix: give the server auth=AuthSettings(...) and a token_verifier" in out

@@ -1,0 +1,25 @@
+"""Pages the MCP server serves itself, for URL questions that must not pass through the client.
+
+What belongs here: the routes a server mounts on its own HTTP app (Starlette), the signed,
+one-time, expiring links to them, and how a browser proves its user. A page finishing
+calls `complete()` (protocol/completion.py), so the waiting call wakes on any worker.
+This layer stands above `protocol` (it uses the completion bus and the signed-in user)
+and below `hosts`; it knows Starlette, and of each framework only that it can mount
+routes. What does not belong here: the questions themselves (`ElicitURL`, authoring) and
+the flow of a call (protocol). docs/accounts-and-secrets.md states what it promises.
+"""
+
+from .browser import BearerBrowser, BrowserIdentity, SignedInCookie
+from .finished import FinishedPages, MemoryFinishedPages
+from .routes import PageText
+from .site import Pages
+
+__all__ = [
+    "BearerBrowser",
+    "BrowserIdentity",
+    "FinishedPages",
+    "MemoryFinishedPages",
+    "PageText",
+    "Pages",
+    "SignedInCookie",
+]

@@ -1,0 +1,123 @@
+"""The link of a server-owned page: signed, expiring, bound to user, question and audience.
+
+A link is `<base>/<token>`, the token `<payload>.<tag>`: the payload is base64url JSON,
+the tag an HMAC-SHA256 under the key ring's `authenticator("mcp_resolve/pages/link")`.
+The payload holds only opaque values, never personal data or a credential:
+
+- `e`, the elicitation id: an HMAC of the user's tag, the audience and the resolver's
+  `ref` (so the same question to the same user has the same id on every round of a call,
+  and what the page records is found again by the resolver from the same three);
+- `d`, the question's digest (of its message): a reworded question has another link;
+- `u`, the user's tag: an HMAC of the signed-in user (subject and issuer), or "" for a
+  page made without one (`Pages(anonymous=True)`);
+- `a`, an HMAC of the audience (the pages' base URL): a link made for one server is void
+  on another that shares the keys;
+- `x`, the expiry (Unix seconds), and `p`, the kind of page.
+
+The token is the same for the same question within one lifetime window (its expiry is
+the end of the window after the current one), because a 2026-07-28 client answers a
+question pinned to its digest, which includes the URL: a link that changed on every
+round would never be answered. So a link lives between one and two `ttl`s.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+
+from ..state.keys import Authenticator, KeyRing
+from ..user import User
+
+MAX_TOKEN = 1024  # characters; a longer path segment is refused before any work
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """What a verified token says."""
+
+    page: str
+    elicitation_id: str
+    user_tag: str
+    expires_at: float
+    token: str
+
+
+class Signer:
+    """Makes and checks the tokens of one set of pages (one audience, one key ring)."""
+
+    __slots__ = ("_audience", "_csrf", "_ids", "_links", "_users")
+
+    def __init__(self, keys: KeyRing, audience: str) -> None:
+        self._links: Authenticator = keys.authenticator("mcp_resolve/pages/link")
+        self._ids = keys.authenticator("mcp_resolve/pages/elicitation-id")
+        self._users = keys.authenticator("mcp_resolve/pages/user")
+        self._csrf = keys.authenticator("mcp_resolve/pages/csrf")
+        self._audience = keys.authenticator("mcp_resolve/pages/audience").sign(
+            audience.encode("utf-8")
+        )[:16]
+
+    def user_tag(self, user: User | None) -> str:
+        """The opaque tag of `user` ("" for nobody): what links and results are bound to."""
+        if user is None:
+            return ""
+        return self._users.sign(_canonical([user.subject, user.issuer]))[:22]
+
+    def elicitation_id(self, user_tag: str, ref: str) -> str:
+        """The id of the page question one user is asked under the author's `ref`."""
+        made = self._ids.sign(_canonical([user_tag, self._audience, ref]))
+        return f"page-{made[:32]}"
+
+    def token(
+        self, page: str, elicitation_id: str, user_tag: str, message: str, now: float, ttl: float
+    ) -> str:
+        window = math.floor(now / ttl)
+        digest = hashlib.blake2b(message.encode("utf-8"), digest_size=9).digest()
+        payload = {
+            "v": 1,
+            "p": page,
+            "e": elicitation_id,
+            "d": base64.urlsafe_b64encode(digest).decode("ascii"),
+            "u": user_tag,
+            "a": self._audience,
+            "x": int((window + 2) * ttl),
+        }
+        body = base64.urlsafe_b64encode(_canonical(payload)).rstrip(b"=").decode("ascii")
+        return f"{body}.{self._links.sign(body.encode('ascii'))}"
+
+    def read(self, token: str) -> Link | None:
+        """The link `token` names, if this server made it (its expiry is not checked
+        here); None for anything forged, altered, malformed or made for another audience."""
+        if len(token) > MAX_TOKEN or token.count(".") != 1:
+            return None
+        body, tag = token.split(".")
+        if not self._links.verify(body.encode("ascii", "replace"), tag):
+            return None
+        try:
+            payload = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+        except (ValueError, binascii.Error):
+            return None
+        if not isinstance(payload, dict) or payload.get("v") != 1:
+            return None
+        if payload.get("a") != self._audience:
+            return None
+        page, eid, user, expires = (payload.get(k) for k in ("p", "e", "u", "x"))
+        if not (isinstance(page, str) and isinstance(eid, str) and isinstance(user, str)):
+            return None
+        if not isinstance(expires, int):
+            return None
+        return Link(page, eid, user, float(expires), token)
+
+    def csrf(self, token: str, browser: str) -> str:
+        """The form's anti-forgery value: bound to the link and to this browser's cookie."""
+        return self._csrf.sign(_canonical([token, browser]))
+
+    def csrf_ok(self, token: str, browser: str, given: str) -> bool:
+        return bool(browser) and self._csrf.verify(_canonical([token, browser]), given)
+
+
+def _canonical(value: object) -> bytes:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=True).encode()

@@ -1,0 +1,159 @@
+"""`Pages`: questions answered on a page the MCP server serves itself, bound to the user.
+
+A resolver asks with `pages.ask(message, ref=...)`, an `ElicitURL` whose link is this
+server's own page (see `link`), and which waits (`wait=True`): on a legacy connection the
+call stays open, on 2026-07-28 the consenting retry is held, until the user finishes the
+page; the resolver then runs again and `await pages.finished(ref)` is True. `ref` is the
+author's name for the question, stable across the rounds of a call (an order number,
+"connect-github"): with the signed-in user and the server it makes the elicitation id,
+so one user's page can never finish another user's question, even under the same ref.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.mcpserver.exceptions import ToolError
+from starlette.routing import Route
+
+from ..markers import LINK_IN_ERROR, ElicitURL
+from ..protocol.signed_in import signed_in_user
+from ..seconds import seconds
+from ..state.keys import KeyRing
+from ..state.replay_guard import MemoryReplayGuard, ReplayGuard
+from .browser import BrowserIdentity, SignedInCookie
+from .finished import FinishedPages, MemoryFinishedPages
+from .link import Signer
+from .routes import PageRoutes, PageText, origin_of
+
+DEFAULT_PATH = "/mcp-resolve/pages"
+DEFAULT_TTL = 600.0
+CONTINUE = PageText(
+    title="Continue",
+    text="Your app asked you to confirm this step. Continue only if you started it.",
+    button="Continue",
+)
+
+
+class Pages:
+    """Pages this server serves at `<base_url><path>/<token>`, for its URL questions.
+
+    `keys` signs the links (the server's `KeyRing`; the same keys on every worker).
+    `base_url` is the server's public origin as browsers reach it; it is also the
+    audience links are bound to. `ttl` bounds a link's life (between one and two `ttl`s,
+    see `link`). `browser` says how a browser proves its user (by default a
+    `SignedInCookie` that the server's own sign-in step sets). `guard` makes each question
+    finishable once (across workers, a shared guard such as `RedisReplayGuard`);
+    `finished` records which were finished (in memory by default: one process).
+
+    Without MCP authorization there is no user to bind a page to: `ask()` is refused
+    unless `anonymous=True`, in which case whoever holds the link may finish it (the link
+    is then the only secret; it is still one-time, expiring and bound to the question).
+    """
+
+    def __init__(
+        self,
+        keys: KeyRing,
+        base_url: str,
+        *,
+        path: str = DEFAULT_PATH,
+        ttl: float = DEFAULT_TTL,
+        browser: BrowserIdentity | None = None,
+        guard: ReplayGuard | None = None,
+        finished: FinishedPages | None = None,
+        anonymous: bool = False,
+        page: PageText = CONTINUE,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not isinstance(keys, KeyRing):
+            raise TypeError(f"Pages() needs the server's KeyRing, got {keys!r}")
+        origin = origin_of(base_url)
+        if not origin.startswith(("https://", "http://")) or origin.endswith("://"):
+            raise ValueError(f"Pages() base_url must be an http(s) URL, got {base_url!r}")
+        if not path.startswith("/") or path.endswith("/") or "{" in path:
+            raise ValueError(f"Pages() path must start with / and not end with one, got {path!r}")
+        self.ttl = seconds(ttl, "Pages(ttl=...)")
+        self.base = base_url.rstrip("/") + path
+        self.path = path
+        self.anonymous = bool(anonymous)
+        self.browser = (
+            browser
+            if browser is not None
+            else SignedInCookie(keys, secure=origin.startswith("https://"), clock=clock)
+        )
+        self.guard: ReplayGuard = guard if guard is not None else MemoryReplayGuard()
+        self.store: FinishedPages = finished if finished is not None else MemoryFinishedPages()
+        self._clock = clock
+        self._signer = Signer(keys, self.base)
+        self._endpoint = PageRoutes(
+            signer=self._signer,
+            browser=self.browser,
+            guard=self.guard,
+            finished=self.store,
+            texts={"continue": page},
+            origin=origin,
+            path=path,
+            secure=origin.startswith("https://"),
+            clock=clock,
+        )
+
+    def ask(
+        self,
+        message: str,
+        *,
+        ref: str,
+        timeout: float | None = None,
+        fallback: Any = LINK_IN_ERROR,
+    ) -> ElicitURL:
+        """The question that sends the signed-in user to this server's page and waits
+        until they finish it (`timeout`: as `ElicitURL`'s). Call it in a resolver.
+
+        A client without URL mode gets, by default, a tool error with the link
+        (`LINK_IN_ERROR`): the user opens it, finishes, and calls the tool again, which
+        finds the page finished. `fallback=` takes any `ElicitURL` fallback instead."""
+        if not isinstance(ref, str) or not ref:
+            raise TypeError(f"Pages.ask() needs a non-empty ref, got {ref!r}")
+        tag = self._user_tag(ref)
+        eid = self._signer.elicitation_id(tag, ref)
+        token = self._signer.token("continue", eid, tag, message, self._clock(), self.ttl)
+        url = f"{self.base}/{token}"
+        return ElicitURL(
+            message, url, elicitation_id=eid, wait=True, timeout=timeout, fallback=fallback
+        )
+
+    async def finished(self, ref: str) -> bool:
+        """Whether the signed-in user finished the page asked under `ref`."""
+        return await self.store.finished(self._signer.elicitation_id(self._user_tag(ref), ref))
+
+    def routes(self) -> list[Route]:
+        """The Starlette routes to add to the server's HTTP app (see `mount`)."""
+        return [Route(f"{self.path}/{{token}}", self._endpoint.handle, methods=["GET", "POST"])]
+
+    def mount(self, server: Any) -> None:
+        """Serve the pages on `server`'s HTTP app: an `MCPServer` or a fastmcp server (by
+        their `custom_route`, which no MCP authorization guards: the page checks the
+        browser's user itself), or a Starlette app (such as the low-level `Server`'s
+        `streamable_http_app()`)."""
+        custom = getattr(server, "custom_route", None)
+        if callable(custom):
+            custom(f"{self.path}/{{token}}", methods=["GET", "POST"])(self._endpoint.handle)
+            return
+        router = getattr(server, "router", None)
+        if router is None or not hasattr(router, "routes"):
+            raise TypeError(
+                f"Pages.mount() takes an MCPServer, a fastmcp server or a Starlette app, "
+                f"got {server!r}"
+            )
+        router.routes[:0] = self.routes()
+
+    def _user_tag(self, ref: str) -> str:
+        user = signed_in_user()
+        if user is None and not self.anonymous:
+            raise ToolError(
+                f"The page {ref!r} must be bound to a signed-in user, and this call has none: "
+                "the server needs MCP authorization (or Pages(anonymous=True), where whoever "
+                "holds the link may finish it)"
+            )
+        return self._signer.user_tag(user)

@@ -1,0 +1,67 @@
+"""Finished page questions across workers: `RedisFinishedPages`, one key per question.
+
+A page may be finished on one worker while the call that waits for it runs on another;
+the resolver there asks `Pages.finished(ref)`, which must see the record. A record is
+`SET mcp_resolve:<audience>:page:<elicitation id> 1 PX <ms>`, kept exactly until the
+link could no longer be used (the expiry the page passes), and read with `EXISTS`. The
+id is an HMAC (see `mcp_resolve.pages.link`): Redis learns nothing of the user or the
+question from it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+import anyio
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from .client import DEFAULT_TIMEOUT, check_timeout, client_for, namespace, unavailable
+
+
+class RedisFinishedPages:
+    """A `FinishedPages` store shared by every worker that talks to the same Redis.
+
+    `redis` is a URL or a `redis.asyncio.Redis` client; `audience` (the server's name)
+    keeps two services on one Redis apart. A command Redis does not answer within
+    `timeout` seconds, or answers with an error, raises `RedisUnavailable`: the page then
+    says to try again, and the resolver's call ends with a tool error.
+    """
+
+    def __init__(
+        self,
+        redis: str | aioredis.Redis,
+        *,
+        audience: str,
+        timeout: float = DEFAULT_TIMEOUT,
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        self.timeout = check_timeout(timeout)
+        self.prefix = namespace(audience, "RedisFinishedPages") + "page:"
+        self.redis = client_for(redis, self.timeout, "RedisFinishedPages")
+        self._owned = not isinstance(redis, aioredis.Redis)
+        self._now = now
+
+    async def record(self, elicitation_id: str, expires_at: float) -> None:
+        lifetime_ms = math.ceil((expires_at - self._now()) * 1000)
+        if lifetime_ms <= 0:
+            return
+        try:
+            with anyio.fail_after(self.timeout):
+                await self.redis.set(self.prefix + elicitation_id, b"1", px=lifetime_ms)
+        except (RedisError, OSError, TimeoutError) as exc:
+            raise unavailable(self.redis, exc, self.timeout) from exc
+
+    async def finished(self, elicitation_id: str) -> bool:
+        try:
+            with anyio.fail_after(self.timeout):
+                return bool(await self.redis.exists(self.prefix + elicitation_id))
+        except (RedisError, OSError, TimeoutError) as exc:
+            raise unavailable(self.redis, exc, self.timeout) from exc
+
+    async def aclose(self) -> None:
+        """Close the connections of a client built from a URL (one given is the caller's)."""
+        if self._owned:
+            await self.redis.aclose()

@@ -1,0 +1,128 @@
+"""User-scoped values shared by workers on one Redis, sealed with the key ring.
+
+A value one worker built for a user (a third-party token, a profile) is kept under
+`mcp_resolve:<audience>:uv:<tag>`, where the tag is an HMAC of the user and the
+resolver's key: Redis holds neither who the user is nor which resolver. The value is
+the resolver's return value as JSON (pydantic, by its return annotation), sealed with
+AES-256-GCM under the key ring (`StateSealer`) and bound to that user, that resolver and
+this audience, so a value copied to another key, another user or another service is
+refused and built afresh. It lives in Redis as long as the resolver's `ttl` (or
+`max_age`, for resolvers without one).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import redis.asyncio as aioredis
+from pydantic import TypeAdapter
+from redis.exceptions import RedisError
+
+from ..analysis.nodes import Node, type_hints
+from ..engine.user_scope import use_shared_values
+from ..seconds import seconds
+from ..state.keys import KeyRing
+from ..state.seal import Binding, InvalidState, StateSealer
+from ..user import User
+from .client import DEFAULT_TIMEOUT, check_timeout, client_for, namespace, unavailable
+
+logger = logging.getLogger("mcp_resolve")
+
+DEFAULT_MAX_AGE = 24 * 3600.0
+_METHOD = "mcp_resolve/user-value"
+
+
+class RedisUserValues:
+    """Shares user-scoped values between workers: `RedisUserValues(url, keys=..., audience=...)`,
+    then `share()` (or `mcp_resolve.engine.user_scope.use_shared_values(store)`).
+
+    `keys` is the server's `KeyRing` (the same on every worker), `audience` its name.
+    `max_age` bounds a value whose resolver has no `ttl`. Values that do not fit
+    `max_bytes` once sealed, and values of generator resolvers, stay in their process.
+    """
+
+    def __init__(
+        self,
+        redis: str | aioredis.Redis,
+        *,
+        keys: KeyRing,
+        audience: str,
+        max_age: float = DEFAULT_MAX_AGE,
+        max_bytes: int = 64 * 1024,
+        timeout: float = DEFAULT_TIMEOUT,
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        self.timeout = check_timeout(timeout)
+        self.prefix = namespace(audience, "RedisUserValues") + "uv:"
+        self.max_age = seconds(max_age, "max_age")
+        self._tags = keys.authenticator("mcp_resolve/user-values")
+        self._sealer = StateSealer(
+            keys, ttl=self.max_age, audience=audience, now=now, max_token_length=max_bytes
+        )
+        self._now = now
+        self._adapters: dict[int, TypeAdapter[Any]] = {}
+        self.redis = client_for(redis, self.timeout, "RedisUserValues")
+        self._owned = not isinstance(redis, aioredis.Redis)
+
+    def share(self) -> RedisUserValues:
+        """Use this store for the user scopes this process opens from now on."""
+        use_shared_values(self)
+        return self
+
+    async def load(self, user: User, node: Node) -> tuple[Any, float] | None:
+        tag = self._tag(user, node)
+        try:
+            with anyio.fail_after(self.timeout):
+                raw = await self.redis.get(self.prefix + tag)
+        except (RedisError, OSError, TimeoutError) as exc:
+            raise unavailable(self.redis, exc, self.timeout) from exc
+        if raw is None:
+            return None
+        try:
+            token = raw.decode("ascii") if isinstance(raw, bytes) else str(raw)
+            opened = self._sealer.open(token, binding=self._binding(node, tag))
+            envelope = json.loads(opened.payload)
+            left = float(envelope["exp"]) - self._now()
+            value = self._adapter(node).validate_json(envelope["v"])
+        except (InvalidState, ValueError, KeyError, TypeError, UnicodeDecodeError):
+            logger.warning("A shared value of user-scoped %r was refused; built here", node.name)
+            return None
+        return (value, left) if left > 0 else None
+
+    async def save(self, user: User, node: Node, value: Any, ttl: float | None) -> None:
+        life = min(ttl or self.max_age, self.max_age)
+        tag = self._tag(user, node)
+        data = self._adapter(node).dump_json(value).decode("utf-8")
+        envelope = json.dumps({"v": data, "exp": self._now() + life}, separators=(",", ":"))
+        token = self._sealer.seal(envelope, binding=self._binding(node, tag))
+        try:
+            with anyio.fail_after(self.timeout):
+                await self.redis.set(self.prefix + tag, token, px=math.ceil(life * 1000))
+        except (RedisError, OSError, TimeoutError) as exc:
+            raise unavailable(self.redis, exc, self.timeout) from exc
+
+    async def aclose(self) -> None:
+        """Close the connections of a client built from a URL (one given is the caller's)."""
+        if self._owned:
+            await self.redis.aclose()
+
+    def _tag(self, user: User, node: Node) -> str:
+        who = json.dumps([user.subject, user.issuer, node.key], separators=(",", ":"))
+        return self._tags.sign(who.encode("utf-8"))[:32]
+
+    def _binding(self, node: Node, tag: str) -> Binding:
+        return Binding(_METHOD, node.key, tag)
+
+    def _adapter(self, node: Node) -> TypeAdapter[Any]:
+        """How the resolver's value goes to JSON and back: by its return annotation."""
+        adapter = self._adapters.get(id(node.fn))
+        if adapter is None:
+            returns = type_hints(node.fn).get("return", Any)
+            adapter = self._adapters[id(node.fn)] = TypeAdapter(returns)
+        return adapter
