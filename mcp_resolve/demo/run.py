@@ -1,6 +1,6 @@
 """The README's demo: the seed's stories against real example servers, on every transport.
 
-Starts example servers (files, bistro, checkout, order_book, notes, warehouse) as real
+Starts example servers (files, bistro, order_book, notes, warehouse) as real
 subprocesses and drives them with the official SDK's `Client`, over stdio and over
 Streamable HTTP on 127.0.0.1, on a legacy connection and on a 2026-07-28 one, printing what
 each section shows, then every question and the answer given. `--interactive` lets a
@@ -49,7 +49,7 @@ class Section:
     shows: str
     calls: tuple[tuple[str, dict[str, Any]], ...]
     sampling: bool = True  # whether the client lends its LLM (declares sampling)
-    webhook: bool = False  # over HTTP whatever the transport: a card provider reports to it
+    webhook: bool = False  # over HTTP whatever the transport: a payment provider reports to it
 
 
 BOOKING = {"date": "2025-12-25", "party_size": 2}
@@ -75,9 +75,9 @@ SECTIONS: dict[str, list[Section]] = {
             (("pay_deposit", {"booking_id": "b42"}),),
         ),
         Section(
-            "checkout",
-            "a URL step that waits until the card provider's signed webhook reports payment",
-            (("pay_by_card", {"order": "A17"}),),
+            "bistro",
+            "a URL step that waits until the payment provider's signed webhook reports it",
+            (("pay_deposit_and_wait", {"booking_id": "b17"}),),
             webhook=True,
         ),
         Section(
@@ -128,20 +128,25 @@ def scripted_content(message: str, schema: dict[str, Any]) -> dict[str, Any]:
     return content
 
 
-class CardProvider:
-    """Stands in for the card provider of `examples/checkout.py`: once the user has opened
+class PaymentProvider:
+    """Stands in for the payment provider of `examples/bistro.py`: once the user has opened
     the payment page, it reports the payment to the server's webhook, signed with the secret
     the two share, a second later (the user paying), from a thread of its own."""
 
     def __init__(self, url: str, secret: str) -> None:
-        self.webhook = url.removesuffix("/mcp") + "/webhooks/card-paid"
+        self.webhook = url.removesuffix("/mcp") + "/webhooks/payments"
         self.secret = secret
 
-    def pays_soon(self, order: str) -> None:
-        threading.Timer(1.0, self.report, (order,)).start()
+    def pays_soon(self, booking: str) -> None:
+        threading.Timer(1.0, self.report, (booking,)).start()
 
-    def report(self, order: str) -> None:
-        event = {"id": f"evt-{order}", "type": "card.paid", "order": order, "created": time.time()}
+    def report(self, booking: str) -> None:
+        event = {
+            "id": f"evt-{booking}",
+            "type": "deposit.paid",
+            "booking_id": booking,
+            "created": time.time(),
+        }
         body = json.dumps(event).encode()
         signature = hmac.new(self.secret.encode(), body, hashlib.sha256).hexdigest()
         request = urllib.request.Request(
@@ -149,11 +154,11 @@ class CardProvider:
         )
         with urllib.request.urlopen(request, timeout=10) as response:
             print(
-                f"    (the card provider reports the payment: webhook answered {response.status})"
+                f"    (the payment provider reports it: webhook answered {response.status})"
             )
 
 
-def make_callback(interactive: bool, provider: CardProvider | None = None) -> ElicitationFnT:
+def make_callback(interactive: bool, provider: PaymentProvider | None = None) -> ElicitationFnT:
     async def callback(
         context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult:
@@ -215,9 +220,9 @@ async def connect(
         callbacks["sampling_callback"] = make_sampling(interactive)
     if webhook:  # the provider reaches the server over HTTP, whatever the client's transport
         secret = secrets.token_urlsafe(32)
-        with http_server(server, env={"CHECKOUT_WEBHOOK_SECRET": secret}) as url:
+        with http_server(server, env={"BISTRO_WEBHOOK_SECRET": secret}) as url:
             callbacks["elicitation_callback"] = make_callback(
-                interactive, CardProvider(url, secret)
+                interactive, PaymentProvider(url, secret)
             )
             async with Client(url, mode=mode, **callbacks) as client:
                 yield client

@@ -40,8 +40,8 @@ def test_the_demo_shows_a_url_step_held_until_the_webhook_reports_the_payment(ou
     # comes only after the signed report (over HTTP whatever the client's transport).
     held = (
         "    > accept\n"
-        "    (the card provider reports the payment: webhook answered 200)\n"
-        "    = paid: receipt for order A17\n"
+        "    (the payment provider reports it: webhook answered 204)\n"
+        "    = Deposit for b17 is paid.\n"
     )
     assert out.count(held) == 4
 
