@@ -245,6 +245,7 @@ class ToolFlow:
         self, state: RoundState, resolution: Resolution, conn: Connection, outcome: Suspended
     ) -> InputRequiredResult:
         """This round's questions, with the state that records the answers so far."""
+        conn.asked = outcome.questions
         following = state.next_round(resolution.used or {}, outcome.questions)
         check_rounds(self.tool, self.max_rounds, following.rounds)
         check_changes(self.tool, following, outcome.questions)

@@ -35,6 +35,7 @@ from fastmcp.server.server import FastMCP
 from fastmcp.tools.base import ToolResult
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 from mcp.shared.exceptions import MCPError
+from mcp_types import InputRequiredResult
 
 from ...protocol.completion import announce
 from ...protocol.connection import Connection
@@ -90,12 +91,16 @@ class _Host(WrappedFunction):
                 raise
 
         conn = _connection(ctx, self.flow.app_scoped)
-        if task_legs.prepare is not None and is_leg(conn):
-            await task_legs.prepare(conn, ctx, getattr(self.wrapper, task_legs.ASKS_FIRST, False))
+        leg = is_leg(conn)
+        if leg and task_legs.prepare is not None:
+            asks_first = getattr(self.wrapper, task_legs.ASKS_FIRST, False)
+            await task_legs.prepare(conn, ctx, self.flow.by_key, asks_first)
         try:
             result = await self.flow.run(conn, arguments, body)
             if isinstance(result, task_legs.Escalation):
                 return ToolResult(content=[])  # not sent: the extension makes the task instead
+            if leg and task_legs.parked is not None and isinstance(result, InputRequiredResult):
+                await task_legs.parked(conn, ctx, task_legs.deadline(conn, self.flow.ask_timeout))
             return result
         except SDKToolError as exc:
             if exc in raised:
@@ -104,7 +109,13 @@ class _Host(WrappedFunction):
             # (A resolver's failure, or a cleanup's, already translated: nothing leaks.)
             raise ToolError(str(exc), log_level=logging.INFO) from None
         except MCPError as exc:
-            if exc in raised or exc.error.message != STATE_REFUSED:
+            if exc in raised:
+                raise
+            if leg and conn.session.expired is not None:
+                expired = task_legs.unanswered(conn.session.expired, exc, self.flow)
+                if expired is not None:  # a question nobody answered in time, no fallback
+                    raise ToolError(expired, log_level=logging.INFO) from None
+            if exc.error.message != STATE_REFUSED:
                 raise
             # fastmcp turns every error from a tool but -32021 into a result, and logs it
             # with its traceback at ERROR; the refusal was logged once already (WARNING).

@@ -22,11 +22,12 @@ nobody seals it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from contextvars import ContextVar
 from typing import Any
 
 import mcp_types as types
+from mcp.shared.exceptions import MCPError
 
 from ...protocol.connection import Connection
 
@@ -52,6 +53,9 @@ class TaskClient:
     def __init__(self, task_id: str) -> None:
         self.task_id = task_id
         self.client_capabilities: types.ClientCapabilities = TASK_CAPABILITIES
+        # Set on a leg started at its questions' deadline (`deadlines`): how long they
+        # waited, and the keys left unanswered.
+        self.expired: Any = None
 
 
 class _Leg:
@@ -98,11 +102,41 @@ ESCALATING: ContextVar[Escalation | None] = ContextVar("mcp_resolve_escalating",
 
 ASKS_FIRST = "__mcp_resolve_asks_first__"  # on the wrapper of an `@asks_first` tool
 
-Preparer = Callable[[Connection, Any, bool], Awaitable[None]]
+Preparer = Callable[[Connection, Any, Collection[str], bool], Awaitable[None]]
 prepare: Preparer | None = None
 """Set by the tasks extension (`ResolvingTasks`): gives a leg what the front recorded when
 it created the task (the client's declared capabilities; for an `@asks_first` tool,
-whose flag is the third argument, the state its foreground rounds carried into it)."""
+whose flag is the fourth argument, the state its foreground rounds carried into it;
+whether its questions passed their deadline). The third argument is the tool's question
+keys, which every state the leg starts from must use."""
+
+Parker = Callable[[Connection, Any, float], Awaitable[None]]
+parked: Parker | None = None
+"""Set by the tasks extension: a leg that asked has ended; the third argument is the
+deadline of its questions, in seconds (`deadlines.schedule`)."""
+
+
+def deadline(conn: Connection, ask_timeout: float) -> float:
+    """When a parked leg's questions stop waiting: the smallest `timeout` among them, else
+    the tool's `ask_timeout` (as a legacy call waits for each)."""
+    timeouts = [getattr(q.request, "timeout", None) for q in conn.asked]
+    return float(min([t for t in timeouts if t] or [ask_timeout]))
+
+
+def unanswered(expired: Any, refusal: MCPError, flow: Any) -> str | None:
+    """The tool error of a leg started at its questions' deadline, when the refusal of a
+    question with no `fallback=` is about one of those nobody answered; as a legacy call
+    reads when its client does not answer in time."""
+    if refusal.error.code != types.MISSING_REQUIRED_CLIENT_CAPABILITY:
+        return None
+    for key in expired.keys:
+        node = flow.by_key.get(key)
+        if node is not None and repr(key) in refusal.error.message:
+            return (
+                f"The client did not answer resolver {node.name!r} for parameter "
+                f"{node.parameter!r} within {expired.after:g} s (tool {flow.tool!r})"
+            )
+    return None
 
 
 def is_leg(conn: Connection) -> bool:
@@ -115,7 +149,9 @@ __all__ = [
     "TASK_CAPABILITIES",
     "Escalation",
     "TaskClient",
+    "deadline",
     "is_leg",
+    "unanswered",
     "leg_connection",
     "task_id_of",
 ]
