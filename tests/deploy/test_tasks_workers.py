@@ -266,3 +266,29 @@ async def test_a_record_copied_to_another_task_is_refused_and_that_task_fails(
     assert parked.status == "input_required"  # the task whose record it was is unharmed
     refused = f"Task {second.task_id}: its 'declared' record in Redis was refused"
     assert refused in worker.output()
+
+
+async def test_the_sdk_client_calls_an_asks_first_tool_with_the_tasks_client_extension(
+    deployment: dict[str, Any],
+) -> None:
+    """As docs/long-running.md says: the SDK's `Client` answers the foreground rounds with its
+    `elicitation_callback`, and fastmcp-tasks' `TasksClientExtension` declares the tasks
+    extension and polls the task to its result."""
+    import mcp_types as types
+    from fastmcp_tasks.client import TasksClientExtension
+    from mcp import Client as SDKClient
+
+    deployment["worker"]()
+    asked: list[str] = []
+
+    async def answer(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"name": "Bo"})
+
+    async with SDKClient(
+        deployment["url"], elicitation_callback=answer, extensions=[TasksClientExtension()]
+    ) as client:
+        result = await client.call_tool("greet_later", {})
+    assert asked == ["Your name?"]
+    assert isinstance(result.content[0], types.TextContent)
+    assert result.content[0].text.startswith("Hello Bo, from task ")
