@@ -292,3 +292,39 @@ async def test_the_sdk_client_calls_an_asks_first_tool_with_the_tasks_client_ext
     assert asked == ["Your name?"]
     assert isinstance(result.content[0], types.TextContent)
     assert result.content[0].text.startswith("Hello Bo, from task ")
+
+
+async def test_the_state_between_legs_is_sealed_for_its_task_and_refused_on_another(
+    deployment: dict[str, Any],
+) -> None:
+    deployment["worker"]()
+    async with Client(deployment["url"], elicitation_handler=approve) as client:
+        first = await call_tool_task(client, "deploy", {"env": "prod"})
+        second = await call_tool_task(client, "deploy", {"env": "dev"})
+        await first.wait(state="input_required", timeout=60)
+        parked = await second.wait(state="input_required", timeout=60)
+        states = await _strings(deployment, "request_state")
+        (source,) = [k for k in states if first.task_id in k]
+        (target,) = [k for k in states if second.task_id in k]
+        assert states[source].startswith(b"mrs1.")  # fastmcp-tasks keeps what we sealed
+        swap = _redis(deployment)
+        try:
+            await swap.set(target, states[source])
+        finally:
+            await swap.aclose()
+        ((key, _),) = (parked.input_requests or {}).items()
+        await update(client, second.task_id, {key: {"action": "accept", "content": {"ok": True}}})
+        failed = await second.wait(timeout=60)
+    assert failed.status == "failed"
+    assert failed.status_message == (
+        f"Task {second.task_id}: a record kept for it failed verification; the task was stopped"
+    )
+
+
+async def _strings(deployment: dict[str, Any], suffix: str) -> dict[str, bytes]:
+    client = _redis(deployment)
+    try:
+        keys = [k async for k in client.scan_iter(match=f"*:{suffix}")]
+        return {k.decode(): await client.get(k) or b"" for k in keys}
+    finally:
+        await client.aclose()

@@ -100,7 +100,8 @@ class _Host(WrappedFunction):
             if isinstance(result, task_legs.Escalation):
                 return ToolResult(content=[])  # not sent: the extension makes the task instead
             if leg and task_legs.parked is not None and isinstance(result, InputRequiredResult):
-                await task_legs.parked(conn, ctx, task_legs.deadline(conn, self.flow.ask_timeout))
+                after = task_legs.deadline(conn, self.flow.ask_timeout)
+                result = await task_legs.parked(conn, ctx, result, after)
             return result
         except SDKToolError as exc:
             if exc in raised:

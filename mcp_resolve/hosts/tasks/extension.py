@@ -46,6 +46,7 @@ from fastmcp_tasks import TasksExtension
 from fastmcp_tasks.context import get_task_context, get_task_leg_number
 from fastmcp_tasks.creation import create_task
 from fastmcp_tasks.dependencies import _current_docket
+from fastmcp_tasks.handlers import _task_key_ttl_seconds
 from fastmcp_tasks.models import CreateTaskResult
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -203,6 +204,8 @@ class ResolvingTasks(TasksExtension):
         self, conn: Connection, docket: Any, task_id: str, leg: int, asks_first: bool
     ) -> None:
         first = leg == 1
+        if conn.request_state is not None:  # the state an earlier leg left, sealed
+            conn.request_state = self.records.open("state", task_id, conn.request_state)
         declared = _DECLARED.get(task_id)  # a task's client never changes what it declared
         if declared is None:
             recorded = await _read(docket, _key(docket, "declared", task_id), first)
@@ -259,13 +262,22 @@ async def _prepare_leg(conn: Connection, ctx: Any, keys: Collection[str], asks_f
         await extension.prepare(conn, docket, task, keys, asks_first)
 
 
-async def _parked(conn: Connection, ctx: Any, after: float) -> None:
-    """A leg asked and ends: its questions' deadline is scheduled."""
+async def _parked(
+    conn: Connection, ctx: Any, result: types.InputRequiredResult, after: float
+) -> types.InputRequiredResult:
+    """A leg asked and ends: its questions' deadline is scheduled, and the state that
+    records the answers so far goes to fastmcp-tasks (into Redis) sealed for this task."""
     found = _leg(ctx)
-    if found is not None:
-        _, docket, task = found
-        leg = get_task_leg_number()
-        await deadlines.schedule(docket, task.task_id, task.task_scope, leg, after)
+    if found is None:
+        return result
+    extension, docket, task = found
+    leg = get_task_leg_number()
+    await deadlines.schedule(docket, task.task_id, task.task_scope, leg, after)
+    if result.request_state is None:
+        return result
+    ttl = _task_key_ttl_seconds(docket)
+    sealed = extension.records.seal("state", task.task_id, result.request_state, ttl)
+    return result.model_copy(update={"request_state": sealed})
 
 
 def _same_keys(state: str | None, keys: Collection[str], task_id: str) -> None:

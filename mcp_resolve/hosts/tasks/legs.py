@@ -110,10 +110,11 @@ whose flag is the fourth argument, the state its foreground rounds carried into 
 whether its questions passed their deadline). The third argument is the tool's question
 keys, which every state the leg starts from must use."""
 
-Parker = Callable[[Connection, Any, float], Awaitable[None]]
+Parker = Callable[[Connection, Any, types.InputRequiredResult, float], Awaitable[Any]]
 parked: Parker | None = None
-"""Set by the tasks extension: a leg that asked has ended; the third argument is the
-deadline of its questions, in seconds (`deadlines.schedule`)."""
+"""Set by the tasks extension: a leg that asked ends with this result (returned as it goes
+to fastmcp-tasks, its state sealed); the fourth argument is the deadline of its
+questions, in seconds (`deadlines.schedule`)."""
 
 
 def deadline(conn: Connection, ask_timeout: float) -> float:

@@ -1,6 +1,8 @@
 """What mcp_resolve keeps in Redis beside a task, sealed: Redis stores it and decides nothing.
 
-Three records, each under `mcp_resolve:<what>:<task id>` in the task's Docket namespace:
+Three records, each under `mcp_resolve:<what>:<task id>` in the task's Docket namespace,
+and the round state a leg leaves for the next (`state`, which fastmcp-tasks keeps under
+its own `...:request_state`: it records the answers given so far):
 
 - `declared`: the capabilities the client declared on the call that made the task (what a
   leg may ask it);
