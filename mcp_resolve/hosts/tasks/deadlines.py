@@ -16,7 +16,6 @@ lifespan), and a scheduled job survives the process that scheduled it.
 
 from __future__ import annotations
 
-import json
 import logging
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -25,6 +24,7 @@ from fastmcp_tasks.creation import enqueue_task_leg, registered_component_for_ke
 from fastmcp_tasks.handlers import _lookup_task, _task_key_ttl_seconds
 from fastmcp_tasks.input_store import (
     _read_outstanding_map,
+    _request_state_key,
     acquire_update_lock_blocking,
     clear_outstanding,
     is_cancelled,
@@ -75,13 +75,15 @@ async def reached(
         unanswered = sorted(mapping.get(k, k) for k in outstanding)
         _, base, _, _, _ = await _lookup_task(docket, scope, task_id)
         ttl = _task_key_ttl_seconds(docket)
-        payload = json.dumps({"leg": leg + 1, "after": after, "keys": unanswered})
-        async with docket.redis() as redis:
-            await redis.set(
-                record_key(docket, "expired", task_id),
-                records.seal("expired", task_id, payload, ttl),
-                ex=ttl,
-            )
+        state_key = _request_state_key(docket, scope, task_id)
+        async with docket.redis() as redis:  # the state the next leg reads, marked expired
+            token = await redis.get(state_key)
+            state = None
+            if token is not None:
+                text = token.decode() if isinstance(token, bytes) else str(token)
+                state, _ = records.open_state(task_id, text)
+            expired = {"after": after, "keys": unanswered}
+            await redis.set(state_key, records.seal_state(task_id, state, ttl, expired), ex=ttl)
         component = await registered_component_for_key(
             server, parse_task_key(base)["component_identifier"]
         )
@@ -103,17 +105,9 @@ class Expired:
 
     __slots__ = ("after", "keys")
 
-    def __init__(self, after: float, keys: tuple[str, ...]) -> None:
-        self.after = after
-        self.keys = keys
-
-    @classmethod
-    def read(cls, payload: str, leg: int) -> Expired | None:
-        """The record, if it was made for this leg (an older one is spent)."""
-        body = json.loads(payload)
-        if body.get("leg") != leg:
-            return None
-        return cls(float(body["after"]), tuple(str(k) for k in body["keys"]))
+    def __init__(self, recorded: dict[str, Any]) -> None:
+        self.after = float(recorded["after"])
+        self.keys = tuple(str(k) for k in recorded["keys"])
 
 
 __all__ = ["JOB", "Expired", "reached", "record_key", "schedule"]

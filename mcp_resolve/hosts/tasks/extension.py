@@ -200,35 +200,40 @@ class ResolvingTasks(TasksExtension):
             ) from None
         _same_keys(conn.request_state, keys, task.task_id)
 
+    async def _declared(
+        self, docket: Any, task_id: str, first: bool
+    ) -> types.ClientCapabilities | None:
+        """What the task's client declared (cached: a task's client never changes it)."""
+        declared = _DECLARED.get(task_id)
+        if declared is not None:
+            return declared
+        recorded = await _read(docket, _key(docket, "declared", task_id), first)
+        if recorded is None:
+            logger.warning(
+                "Task %s: no record of what its client declared (is the front's extension "
+                "ResolvingTasks?); its questions assume the client can answer any",
+                task_id,
+            )
+            return None
+        text = self.records.open("declared", task_id, recorded)
+        declared = _DECLARED[task_id] = types.ClientCapabilities.model_validate_json(text)
+        while len(_DECLARED) > _DECLARED_AT_MOST:
+            _DECLARED.popitem(last=False)
+        return declared
+
     async def _prepare(
         self, conn: Connection, docket: Any, task_id: str, leg: int, asks_first: bool
     ) -> None:
         first = leg == 1
+        expired = None
         if conn.request_state is not None:  # the state an earlier leg left, sealed
-            conn.request_state = self.records.open("state", task_id, conn.request_state)
-        declared = _DECLARED.get(task_id)  # a task's client never changes what it declared
-        if declared is None:
-            recorded = await _read(docket, _key(docket, "declared", task_id), first)
-            if recorded is None:
-                logger.warning(
-                    "Task %s: no record of what its client declared (is the front's "
-                    "extension ResolvingTasks?); its questions assume the client can answer "
-                    "any",
-                    task_id,
-                )
-                return
-            text = self.records.open("declared", task_id, recorded)
-            declared = _DECLARED[task_id] = types.ClientCapabilities.model_validate_json(text)
-            while len(_DECLARED) > _DECLARED_AT_MOST:
-                _DECLARED.popitem(last=False)
-        conn.session.client_capabilities = declared
-        if not first:
-            expired = await _read(docket, _key(docket, "expired", task_id), False)
-            if expired is not None:
-                found = deadlines.Expired.read(self.records.open("expired", task_id, expired), leg)
-                if found is not None:  # nobody answered in time: nothing more is asked
-                    conn.session.expired = found
-                    conn.session.client_capabilities = types.ClientCapabilities()
+            conn.request_state, expired = self.records.open_state(task_id, conn.request_state)
+        declared = await self._declared(docket, task_id, first)
+        if declared is not None:
+            conn.session.client_capabilities = declared
+        if expired is not None:  # nobody answered in time: nothing more is asked
+            conn.session.expired = deadlines.Expired(expired)
+            conn.session.client_capabilities = types.ClientCapabilities()
         if asks_first and first and conn.request_state is None:
             key = _key(docket, "carried", task_id)
             async with docket.redis() as redis:  # (Docket's memory backend has no GETDEL)
@@ -276,7 +281,7 @@ async def _parked(
     if result.request_state is None:
         return result
     ttl = _task_key_ttl_seconds(docket)
-    sealed = extension.records.seal("state", task.task_id, result.request_state, ttl)
+    sealed = extension.records.seal_state(task.task_id, result.request_state, ttl)
     return result.model_copy(update={"request_state": sealed})
 
 

@@ -1,15 +1,16 @@
 """What mcp_resolve keeps in Redis beside a task, sealed: Redis stores it and decides nothing.
 
-Three records, each under `mcp_resolve:<what>:<task id>` in the task's Docket namespace,
-and the round state a leg leaves for the next (`state`, which fastmcp-tasks keeps under
-its own `...:request_state`: it records the answers given so far):
+Two records under `mcp_resolve:<what>:<task id>` in the task's Docket namespace, and the
+round state a leg leaves for the next, which fastmcp-tasks keeps under its own
+`...:request_state`:
 
 - `declared`: the capabilities the client declared on the call that made the task (what a
   leg may ask it);
 - `carried`: for an `@asks_first` tool, the round state that records the answers of its
   foreground rounds (the answers themselves);
-- `expired`: that the task's questions passed their deadline, and which were left
-  unanswered (a leg then takes their `fallback=` or fails).
+- `state`: the round state (every answer given so far) and, when the leg's questions
+  passed their deadline, which were left unanswered (the next leg then takes their
+  `fallback=` or fails): one record, so a leg learns both from the one read it makes.
 
 Each is sealed with the server's key ring (AES-256-GCM, `StateSealer`) and bound to its
 kind and its task id: reading Redis shows no answer, and a value written into Redis, or
@@ -19,7 +20,9 @@ stops) instead of believed.
 
 from __future__ import annotations
 
+import json
 import logging
+from typing import Any
 
 from ...state.keys import KeyRing
 from ...state.seal import Binding, InvalidState, StateSealer
@@ -56,6 +59,19 @@ class TaskRecords:
     def seal(self, what: str, task_id: str, payload: str, ttl: float) -> str:
         sealer = StateSealer(self._keys, ttl=ttl, audience=AUDIENCE, max_token_length=MAX_RECORD)
         return sealer.seal(payload, binding=_binding(what, task_id))
+
+    def seal_state(
+        self, task_id: str, state: str | None, ttl: float, expired: dict[str, Any] | None = None
+    ) -> str:
+        body: dict[str, Any] = {"s": state}
+        if expired is not None:
+            body["x"] = expired
+        return self.seal("state", task_id, json.dumps(body, separators=(",", ":")), ttl)
+
+    def open_state(self, task_id: str, token: str) -> tuple[str | None, dict[str, Any] | None]:
+        """The round state, and the deadline that passed, if one did."""
+        body = json.loads(self.open("state", task_id, token))
+        return body.get("s"), body.get("x")
 
     def open(self, what: str, task_id: str, token: str) -> str:
         """The payload, or `RefusedRecord` (logged) for anything this server did not seal
