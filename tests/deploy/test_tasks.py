@@ -328,3 +328,17 @@ def test_a_leg_refuses_a_state_whose_answers_are_under_keys_it_does_not_derive()
     _same_keys(state.encode(), {"server_module:ask_name"}, "t-1")  # the same keys: fine
     with pytest.raises(MCPError, match=r"Task t-1: its answers are recorded under question keys"):
         _same_keys(state.encode(), {"support.tasks_server:ask_name"}, "t-1")
+
+
+def test_resolving_tasks_on_redis_needs_the_key_ring_every_process_shares(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mcp_resolve.seal import KeyRing
+    from mcp_resolve.tasks import ResolvingTasks
+
+    monkeypatch.delenv("MCP_RESOLVE_STATE_KEYS", raising=False)
+    with pytest.raises(ValueError, match="set MCP_RESOLVE_STATE_KEYS, or pass keys=KeyRing"):
+        ResolvingTasks(url="redis://127.0.0.1:6379/0")
+    ResolvingTasks(url="redis://127.0.0.1:6379/0", keys=KeyRing("k" * 32))  # given in code
+    monkeypatch.setenv("MCP_RESOLVE_STATE_KEYS", "e" * 32)
+    ResolvingTasks(url="redis://127.0.0.1:6379/0")  # from the environment
