@@ -172,7 +172,9 @@ class ToolFlow:
                 outcome = await self.settled(conn, resolution, outcome, upfront)
                 if isinstance(outcome, Suspended):  # a retry, or a task's leg after an answer
                     waits = held.waiting_for(outcome, answers)
-                    if waits is not None:  # consented to a step that waits: hold, as legacy
+                    if waits is not None and getattr(conn.session, "defers_waits", False):
+                        conn.session.waits = waits  # a task's leg ends; the next is scheduled
+                    elif waits is not None:  # consented to a step that waits: hold, as legacy
                         outcome = await self._hold(conn, resolution, answers or {}, waits)
                 if isinstance(outcome, Suspended):
                     result = self._questions(state, resolution, conn, outcome)

@@ -18,8 +18,9 @@ to a waiting question the resolver still asks is *held* instead, as the legacy c
 - waiting spends no round: the held retry is one request, so the round cap and the
   client's own round limit see one round however long the step takes.
 
-A task's leg after an answer (`task_legs`) is held the same way: it has no retry to wait
-for either, and the task reads `working` meanwhile.
+A task's leg after an answer is held the same way under fastmcp-tasks' plain
+`TasksExtension`; under `ResolvingTasks` it ends instead and its next leg is scheduled
+(`hosts/tasks/waits.py`), so that a waiting task holds no worker slot.
 
 The held retry is one suspended coroutine and one anyio event (`completion`), no thread.
 """

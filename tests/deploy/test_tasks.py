@@ -342,3 +342,17 @@ def test_resolving_tasks_on_redis_needs_the_key_ring_every_process_shares(
     ResolvingTasks(url="redis://127.0.0.1:6379/0", keys=KeyRing("k" * 32))  # given in code
     monkeypatch.setenv("MCP_RESOLVE_STATE_KEYS", "e" * 32)
     ResolvingTasks(url="redis://127.0.0.1:6379/0")  # from the environment
+
+
+async def test_looking_again_at_a_step_spends_no_round_of_the_task() -> None:
+    tasks_server.SIGNED.discard("c2")
+    async with Client(tasks_server.app, **FORMS) as client:
+        task = await call_tool_task(client, "sign_within_two_rounds", {"order": "c2"})
+        parked = await task.wait(state="input_required", timeout=30)
+        ((key, _),) = (parked.input_requests or {}).items()
+        await update(client, task.task_id, {key: {"action": "accept"}})
+        await anyio.sleep(3.5)  # three looks at the step, each a leg of its own
+        assert (await task.status()).status == "working"
+        tasks_server.SIGNED.add("c2")
+        done = await task.wait(timeout=30)
+    assert [c["text"] for c in (done.result or {})["content"]] == ["signed c2"]

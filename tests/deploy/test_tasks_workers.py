@@ -37,8 +37,8 @@ def deployment(redis_server: RedisServer, tmp_path: Path) -> Iterator[dict[str, 
     front, url = tasks_processes.front(env)
     started: list[tasks_processes.Process] = []
 
-    def worker() -> tasks_processes.Process:
-        process = tasks_processes.worker(env)
+    def worker(concurrency: int = 4) -> tasks_processes.Process:
+        process = tasks_processes.worker(env, concurrency)
         started.append(process)
         return process
 
@@ -328,3 +328,30 @@ async def _strings(deployment: dict[str, Any], suffix: str) -> dict[str, bytes]:
         return {k.decode(): await client.get(k) or b"" for k in keys}
     finally:
         await client.aclose()
+
+
+async def test_tasks_waiting_for_a_step_hold_no_worker_slot(deployment: dict[str, Any]) -> None:
+    """A worker with two slots and two tasks waiting for their payments (consented) still
+    runs a third task at once; `complete()` from another process then resumes both."""
+    deployment["worker"](concurrency=2)
+    orders = ["o-" + uuid.uuid4().hex[:8] for _ in range(2)]
+    async with Client(deployment["url"], elicitation_handler=approve) as client:
+        waiting = []
+        for order in orders:
+            task = await call_tool_task(client, "pay", {"order": order, "within": 120})
+            parked = await task.wait(state="input_required", timeout=60)
+            ((key, _),) = (parked.input_requests or {}).items()
+            await update(client, task.task_id, {key: {"action": "accept"}})  # consent
+            waiting.append(task)
+        await anyio.sleep(1.0)
+        assert [(await t.status()).status for t in waiting] == ["working", "working"]
+        other = await call_tool_task(client, "slow", {"env": "dev", "seconds": 0})
+        with anyio.fail_after(15):  # held legs would keep both slots for 120 s
+            done = await other.wait(timeout=15)
+        assert done.status == "completed"
+        for order in orders:
+            await anyio.to_thread.run_sync(tasks_processes.report_payment, deployment["env"], order)
+        finished = [await t.wait(timeout=60) for t in waiting]
+    assert [[c["text"] for c in (f.result or {})["content"]] for f in finished] == [
+        [f"paid {order}"] for order in orders
+    ]

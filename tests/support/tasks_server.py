@@ -289,6 +289,15 @@ async def sign(
     return f"not signed: {receipt.action}"
 
 
+@app.tool(task=TASK)
+@resolved(max_rounds=2)
+async def sign_within_two_rounds(
+    order: str, receipt: Annotated[ElicitationResult[Receipt], Resolve(signature)]
+) -> str:
+    """As `sign`, with two rounds at most: looking again at the step spends none."""
+    return f"signed {receipt.data.order}" if isinstance(receipt, AcceptedElicitation) else "no"
+
+
 class Name(BaseModel):
     name: str
 

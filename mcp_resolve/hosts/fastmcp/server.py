@@ -100,8 +100,7 @@ class _Host(WrappedFunction):
             if isinstance(result, task_legs.Escalation):
                 return ToolResult(content=[])  # not sent: the extension makes the task instead
             if leg and task_legs.parked is not None and isinstance(result, InputRequiredResult):
-                after = task_legs.deadline(conn, self.flow.ask_timeout)
-                result = await task_legs.parked(conn, ctx, result, after)
+                result = await task_legs.parked(conn, ctx, result, self.flow)
             return result
         except SDKToolError as exc:
             if exc in raised:

@@ -81,9 +81,10 @@ async def reached(
             state = None
             if token is not None:
                 text = token.decode() if isinstance(token, bytes) else str(token)
-                state, _ = records.open_state(task_id, text)
+                state = records.open_state(task_id, text).get("s")
             expired = {"after": after, "keys": unanswered}
-            await redis.set(state_key, records.seal_state(task_id, state, ttl, expired), ex=ttl)
+            sealed = records.seal_state(task_id, state, ttl, expired=expired)
+            await redis.set(state_key, sealed, ex=ttl)
         component = await registered_component_for_key(
             server, parse_task_key(base)["component_identifier"]
         )

@@ -51,11 +51,12 @@ from fastmcp_tasks.models import CreateTaskResult
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from ...protocol import completion
 from ...protocol.connection import Connection
 from ...state.keys import KeyRing
 from ...state.round_state import RoundState, StateError
 from ...state.shared_keys import VARIABLE
-from . import deadlines
+from . import deadlines, waits
 from . import legs as task_legs
 from .legs import ASKS_FIRST, ESCALATING, Escalation
 from .records import RefusedRecord, TaskRecords
@@ -129,7 +130,14 @@ class ResolvingTasks(TasksExtension):
             docket: Any = self.server._docket
             if docket is not None:
                 docket.register(self._deadline, names=[deadlines.JOB])
-            yield
+            completion.observe(self._woken)
+            try:
+                yield
+            finally:
+                completion.unobserve(self._woken)
+
+    async def _woken(self, elicitation_id: str) -> None:
+        await waits.woken(self.server, self.records, elicitation_id)
 
     async def _deadline(self, task_id: str, scope: str | None, leg: int, after: float) -> None:
         await deadlines.reached(self.server, self.records, task_id, scope, leg, after)
@@ -226,8 +234,11 @@ class ResolvingTasks(TasksExtension):
     ) -> None:
         first = leg == 1
         expired = None
+        conn.session.defers_waits = True  # a consented step that waits ends the leg (`waits`)
         if conn.request_state is not None:  # the state an earlier leg left, sealed
-            conn.request_state, expired = self.records.open_state(task_id, conn.request_state)
+            opened = self.records.open_state(task_id, conn.request_state)
+            conn.request_state, expired = opened.get("s"), opened.get("expired")
+            conn.session.waiting = opened.get("waiting")
         declared = await self._declared(docket, task_id, first)
         if declared is not None:
             conn.session.client_capabilities = declared
@@ -268,15 +279,22 @@ async def _prepare_leg(conn: Connection, ctx: Any, keys: Collection[str], asks_f
 
 
 async def _parked(
-    conn: Connection, ctx: Any, result: types.InputRequiredResult, after: float
-) -> types.InputRequiredResult:
+    conn: Connection, ctx: Any, result: types.InputRequiredResult, flow: Any
+) -> types.InputRequiredResult | None:
     """A leg asked and ends: its questions' deadline is scheduled, and the state that
-    records the answers so far goes to fastmcp-tasks (into Redis) sealed for this task."""
+    records the answers so far goes to fastmcp-tasks (into Redis) sealed for this task. A
+    leg that waits for a consented step ends too, with its next leg scheduled (`waits`)."""
     found = _leg(ctx)
     if found is None:
         return result
     extension, docket, task = found
     leg = get_task_leg_number()
+    if conn.session.waits is not None:
+        server = getattr(ctx, "fastmcp", None)
+        state = result.request_state
+        await waits.defer(server, extension.records, docket, task, leg, conn, state, flow)
+        return None
+    after = task_legs.deadline(conn, flow.ask_timeout)
     await deadlines.schedule(docket, task.task_id, task.task_scope, leg, after)
     if result.request_state is None:
         return result

@@ -56,6 +56,12 @@ class TaskClient:
         # Set on a leg started at its questions' deadline (`deadlines`): how long they
         # waited, and the keys left unanswered.
         self.expired: Any = None
+        # With ResolvingTasks, a consented step that waits ends the leg instead of holding
+        # it (`waits`): the flow leaves the question here; `waiting` is what the state
+        # says of an earlier leg's wait (its question's key, and its deadline).
+        self.defers_waits = False
+        self.waits: Any = None
+        self.waiting: Any = None
 
 
 class _Leg:
@@ -110,11 +116,11 @@ whose flag is the fourth argument, the state its foreground rounds carried into 
 whether its questions passed their deadline). The third argument is the tool's question
 keys, which every state the leg starts from must use."""
 
-Parker = Callable[[Connection, Any, types.InputRequiredResult, float], Awaitable[Any]]
+Parker = Callable[[Connection, Any, types.InputRequiredResult, Any], Awaitable[Any]]
 parked: Parker | None = None
-"""Set by the tasks extension: a leg that asked ends with this result (returned as it goes
-to fastmcp-tasks, its state sealed); the fourth argument is the deadline of its
-questions, in seconds (`deadlines.schedule`)."""
+"""Set by the tasks extension: a leg of the tool whose `ToolFlow` is the fourth argument
+asked, and ends with this result; returned as it goes to fastmcp-tasks (its state sealed,
+its questions' deadline scheduled), or None when the leg waits for a step (`waits`)."""
 
 
 def deadline(conn: Connection, ask_timeout: float) -> float:

@@ -61,17 +61,18 @@ class TaskRecords:
         return sealer.seal(payload, binding=_binding(what, task_id))
 
     def seal_state(
-        self, task_id: str, state: str | None, ttl: float, expired: dict[str, Any] | None = None
+        self, task_id: str, state: str | None, ttl: float, **more: dict[str, Any] | None
     ) -> str:
+        """The round state, with `expired` (questions past their deadline) or `waiting`
+        (the step the task waits for, and until when) when there are."""
         body: dict[str, Any] = {"s": state}
-        if expired is not None:
-            body["x"] = expired
+        body.update((k, v) for k, v in more.items() if v is not None)
         return self.seal("state", task_id, json.dumps(body, separators=(",", ":")), ttl)
 
-    def open_state(self, task_id: str, token: str) -> tuple[str | None, dict[str, Any] | None]:
-        """The round state, and the deadline that passed, if one did."""
-        body = json.loads(self.open("state", task_id, token))
-        return body.get("s"), body.get("x")
+    def open_state(self, task_id: str, token: str) -> dict[str, Any]:
+        """`s`, the round state, and `expired` or `waiting` when the state has them."""
+        body: dict[str, Any] = json.loads(self.open("state", task_id, token))
+        return body
 
     def open(self, what: str, task_id: str, token: str) -> str:
         """The payload, or `RefusedRecord` (logged) for anything this server did not seal
