@@ -356,3 +356,18 @@ async def test_looking_again_at_a_step_spends_no_round_of_the_task() -> None:
         tasks_server.SIGNED.add("c2")
         done = await task.wait(timeout=30)
     assert [c["text"] for c in (done.result or {})["content"]] == ["signed c2"]
+
+
+async def test_a_forged_waiting_record_wakes_no_task(caplog: pytest.LogCaptureFixture) -> None:
+    from fastmcp.utilities.tasks import TASKS_EXTENSION_ID
+
+    from mcp_resolve.hosts.tasks import waits
+
+    async with Client(tasks_server.app, **FORMS):
+        docket = tasks_server.app._docket
+        extension = tasks_server.app._extensions[TASKS_EXTENSION_ID]
+        note = '{"task":"t-1","scope":null,"leg":2}'
+        async with docket.redis() as redis:  # what a writer without the keys can put there
+            await redis.set(docket.key("mcp_resolve:waiting:pay-forged"), note)
+        await waits.woken(tasks_server.app, extension.records, "pay-forged")
+    assert "its 'waiting' record in Redis was refused" in caplog.text
