@@ -7,17 +7,18 @@ input requests and the request state in Redis and shows them as the task's
 and the state back from the worker's `Context` (`ctx.input_responses`, `ctx.request_state`).
 That is a 2026-07-28 round with Redis instead of the client carrying the state, so a leg is
 run by the same flow as a round: answers pinned to the digest of the question they answer,
-each resolver at most once per leg, the state claimed once when a replay guard is on, and
-a consent to a URL step that waits held in its leg until `complete()` (`held`), as a
-2026-07-28 retry is: the task reads `working` meanwhile.
+each resolver at most once per leg, the state claimed once when a replay guard is on. A
+consent to a URL step that waits ends the leg and schedules the next (`waits`) under
+`ResolvingTasks`, and is held in its leg until `complete()` (`held`) without it: the task
+reads `working` meanwhile.
 
 The leg has no MCP request: its session stands for a client that answers through
 `tasks/update`. With `ResolvingTasks` on the server, the front records what the client
 declared when it created the task, and each leg reads it back (`prepare`): a question the
 client cannot answer takes its `fallback=` or fails the task, as in a foreground round.
 Without it (fastmcp-tasks' plain `TasksExtension`) a leg assumes that the client can
-answer whatever `inputRequests` can carry. The state stays on the server (in Redis), so
-nobody seals it.
+answer whatever `inputRequests` can carry. With it, the state a leg leaves in Redis is
+sealed for its task (`records`), and every question has a deadline (`deadlines`).
 """
 
 from __future__ import annotations
