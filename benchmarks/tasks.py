@@ -22,6 +22,9 @@ worker CLI), all on 127.0.0.1. The client is the SDK's `ClientSession` (inside f
 2. Tasks completed per second with 1, 2 and 4 worker processes (concurrency 4 each): 8
    clients each running whole one-question tasks (create, wait, answer, wait) for a fixed
    time.
+3. The same with one worker (concurrency 4) while 0, 4 and 8 other tasks wait for a URL
+   step their user consented to (`wait_task`, never completed): a waiting task holds no
+   worker slot, so the rate should not fall.
 
 The workload is checked: every task must complete with the value it was called with, and
 every foreground call must return it too.
@@ -212,6 +215,29 @@ async def throughput(url: str, seconds: float, clients: int = 8) -> float:
     return done / (time.perf_counter() - started)
 
 
+async def waiting(url: str, count: int, first: int) -> list[str]:
+    """`count` tasks, each waiting for a step its user consented to; their ids."""
+    ids: list[str] = []
+    async with Client(url, elicitation_handler=never) as client:
+        session = client.session
+        for n in range(first, first + count):
+            created = await session.call_tool("wait_task", {"n": n}, allow_claimed=True)
+            if not isinstance(created, ClientCreateTaskResult):
+                raise WorkloadError(f"not a task: {created}")
+            parked = await until(session, created.task_id, "input_required")
+            (key,) = parked.input_requests or {}
+            consent = UpdateTaskRequestParams(
+                task_id=created.task_id, input_responses={key: {"action": "accept"}}
+            )
+            await session.send_request(UpdateTaskRequest(params=consent), types.Result)
+            ids.append(created.task_id)
+        await anyio.sleep(0.5)
+        for task_id in ids:
+            if (await get(session, task_id)).status != "working":
+                raise WorkloadError(f"task {task_id} is not waiting")
+    return ids
+
+
 def main() -> None:
     quick = "--quick" in sys.argv
     load = os.getloadavg()
@@ -235,6 +261,15 @@ def main() -> None:
             shown = ", ".join(f"{r:.1f}" for r in runs)
             rate = statistics.median(runs)
             print(f"  {count} worker(s): {rate:.1f} tasks/s (runs: {shown})")
+        while len(workers) > 1:
+            workers.pop().stop()
+        print("3. tasks completed per second, one worker (4 slots), while tasks wait for a step")
+        waited = 0
+        for count in (0, 4, 8):
+            anyio.run(waiting, url, count - waited, 1_000_000 + waited)
+            waited = count
+            rate = anyio.run(throughput, url, 3 if quick else 10)
+            print(f"  {count} waiting: {rate:.1f} tasks/s")
     finally:
         for process in workers:
             process.stop()

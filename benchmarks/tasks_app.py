@@ -25,7 +25,7 @@ from fastmcp import FastMCP
 from fastmcp.utilities.tasks import TaskConfig
 from pydantic import BaseModel
 
-from mcp_resolve import Elicit, Resolve
+from mcp_resolve import Elicit, ElicitURL, Resolve
 from mcp_resolve.fastmcp import resolved
 from mcp_resolve.tasks import ResolvingTasks
 
@@ -81,6 +81,19 @@ async def ask_task(n: int, ok: Annotated[Confirm, Resolve(confirm)]) -> int:
 @resolved
 async def ask_foreground(n: int, ok: Annotated[Confirm, Resolve(confirm)]) -> int:
     return await body(n, ok)
+
+
+async def page(n: int) -> Confirm | ElicitURL:
+    """A step nobody completes: once consented, its task waits (benchmarks/tasks.py, 3)."""
+    return ElicitURL(
+        "Pay", f"https://pay.example.com/{n}", elicitation_id=f"bench-{n}", wait=True, timeout=600
+    )
+
+
+@app.tool(task=TaskConfig(mode="optional", poll_interval=timedelta(milliseconds=10)))
+@resolved
+async def wait_task(n: int, ok: Annotated[Confirm, Resolve(page)]) -> int:
+    return n
 
 
 if __name__ == "__main__":

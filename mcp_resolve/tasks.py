@@ -2,7 +2,7 @@
 
     from mcp_resolve.tasks import ResolvingTasks, asks_first
 
-    app.add_extension(ResolvingTasks(url="redis://127.0.0.1:6379/0"))
+    app.add_extension(ResolvingTasks(url="redis://127.0.0.1:6379/0"))  # MCP_RESOLVE_STATE_KEYS set
 
 Needs the `tasks` extra (fastmcp-tasks). See docs/long-running.md.
 """

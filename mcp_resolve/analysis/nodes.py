@@ -170,7 +170,12 @@ def callable_name(fn: Callable[..., Any]) -> str:
 
 
 def qualified_name(fn: Callable[..., Any]) -> str:
-    """The full `module:qualname` that question keys are derived from."""
+    """The full `module:qualname` that question keys are derived from.
+
+    The module part is the name the resolver's file has in its package (`module_name`),
+    not the name this process imported it under, so every process serving the same code
+    agrees on every key, however each one loaded it.
+    """
     while isinstance(fn, functools.partial):
         fn = fn.func
     if inspect.isroutine(fn) or isinstance(fn, type):
@@ -178,27 +183,47 @@ def qualified_name(fn: Callable[..., Any]) -> str:
     else:
         module, name = type(fn).__module__, type(fn).__qualname__
         fn = type(fn)
-    if module == "__main__":
-        module = _main_module_name(fn)
-    return f"{module or '?'}:{name or type(fn).__qualname__}"
+    return f"{module_name(fn, module)}:{name or type(fn).__qualname__}"
 
 
-def _main_module_name(fn: Any) -> str:
-    """The name a `__main__` module has when imported: a key must not depend on how it ran.
+def module_name(fn: Any, module: str | None) -> str:
+    """The dotted name of the file that defines `fn`, as a member of its package.
 
-    `python -m package.module` keeps the real name in `__spec__`; a script run by path has
-    none, and is named after its file, which is what importing it from its folder gives
-    (the file of the function a stand-in wraps, when it says so with `__wrapped__`).
+    A module's `__name__` depends on how the process loaded it: `__main__` for a script or
+    `python -m`, `server_module` when fastmcp's worker command loads `server.py:app` by
+    path, `app.server` when imported. Keys built from it differ between a front and its
+    workers, and an answer recorded under one key is not found under the other: the
+    question is asked again. The file's place among the folders that hold an `__init__`
+    is the same in every process. Code with no file on disk (a `python -c` string, a
+    notebook cell) keeps its `__name__`, else `?`.
     """
-    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    if spec is not None and getattr(spec, "name", None) not in (None, "__main__"):
-        return str(spec.name)
-    try:
-        fn = inspect.unwrap(fn)
-        path = inspect.getsourcefile(fn) or inspect.getfile(fn)
-    except (TypeError, OSError):
-        return "__main__"
-    return Path(path).stem or "__main__"
+    found = getattr(sys.modules.get(module or ""), "__file__", None)
+    if not isinstance(found, str):
+        try:
+            found = inspect.getsourcefile(inspect.unwrap(fn)) or inspect.getfile(fn)
+        except (TypeError, OSError):
+            found = None
+    named = _package_name(found) if found else None
+    return named or module or "?"
+
+
+@functools.lru_cache(maxsize=512)
+def _package_name(file: str) -> str | None:
+    path = Path(file)
+    if not path.is_file():
+        return None
+    path = path.resolve()
+    parts = [] if path.stem == "__init__" else [path.stem]
+    folder = path.parent
+    while folder.name.isidentifier() and any(
+        (folder / f"__init__{suffix}").is_file() for suffix in _SOURCE_SUFFIXES
+    ):
+        parts.append(folder.name)
+        folder = folder.parent
+    return ".".join(reversed(parts)) or None
+
+
+_SOURCE_SUFFIXES = (".py", ".pyc", ".pyw")
 
 
 def identity(fn: Callable[..., Any]) -> object:

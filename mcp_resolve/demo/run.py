@@ -153,9 +153,7 @@ class PaymentProvider:
             self.webhook, data=body, headers={"X-Signature": signature}, method="POST"
         )
         with urllib.request.urlopen(request, timeout=10) as response:
-            print(
-                f"    (the payment provider reports it: webhook answered {response.status})"
-            )
+            print(f"    (the payment provider reports it: webhook answered {response.status})")
 
 
 def make_callback(interactive: bool, provider: PaymentProvider | None = None) -> ElicitationFnT:

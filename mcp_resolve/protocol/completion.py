@@ -20,6 +20,7 @@ import logging
 import secrets
 import time
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -155,10 +156,31 @@ def waiting_ids() -> list[str]:
     return list(_waiting)
 
 
+Observer = Callable[[str], Awaitable[None]]
+_observers: list[Observer] = []
+
+
+def observe(observer: Observer) -> None:
+    """Have `observer(id)` run on every completion this process delivers: for waits that
+    are no call of this process (a background task whose leg ended, `hosts/tasks`)."""
+    if observer not in _observers:
+        _observers.append(observer)
+
+
+def unobserve(observer: Observer) -> None:
+    if observer in _observers:
+        _observers.remove(observer)
+
+
 async def deliver(elicitation_id: str) -> None:
     """`elicitation_id` completed: notify each connection here that waits on it, once, all
     at the same time, each within `NOTIFY_SECONDS`, and wake its calls once it is told
     (the notice rides the waiting request's stream, which closes when the call returns)."""
+    for observer in _observers:
+        try:
+            await observer(elicitation_id)
+        except Exception:  # one observer's failure must not keep calls waiting
+            logger.exception("A completion observer failed on %r", elicitation_id)
     by_connection = _waiting.pop(elicitation_id, {})
     if not by_connection:
         return

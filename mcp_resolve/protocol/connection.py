@@ -36,6 +36,7 @@ class Connection:
     app: AppScope | None = None  # the server lifespan's scope, for app-scoped resolvers
     body_round: BodyRound | None = None  # what the body sees in a round it asked itself
     escalation: Any = None  # set when the call becomes a task once resolved (`task_legs`)
+    asked: tuple[Any, ...] = ()  # the questions a 2026-07-28 round returned (a task's deadline)
 
     @classmethod
     def of(cls, request: Any, retry: Any, *, context: Any, **more: Any) -> Connection:

@@ -192,7 +192,9 @@ class ToolFlow:
                     outcome = await self.settled(conn, resolution, outcome, upfront)
                 if isinstance(outcome, Suspended):  # a retry, or a task's leg after an answer
                     waits = held.waiting_for(outcome, answers)
-                    if waits is not None:  # consented to a step that waits: hold, as legacy
+                    if waits is not None and getattr(conn.session, "defers_waits", False):
+                        conn.session.waits = waits  # a task's leg ends; the next is scheduled
+                    elif waits is not None:  # consented to a step that waits: hold, as legacy
                         call = self._held(conn, resolution, arguments, trace)
                         try:
                             outcome = await held.hold(
@@ -272,6 +274,7 @@ class ToolFlow:
         self, state: RoundState, resolution: Resolution, conn: Connection, outcome: Suspended
     ) -> InputRequiredResult:
         """This round's questions, with the state that records the answers so far."""
+        conn.asked = outcome.questions
         following = state.next_round(resolution.used or {}, outcome.questions)
         check_rounds(self.tool, self.max_rounds, following.rounds)
         check_changes(self.tool, following, outcome.questions)

@@ -27,8 +27,9 @@ to a waiting question the resolver still asks is *held* instead, as the legacy c
   the wait belongs in the app scope). A call that opened no generator keeps its
   resolution and runs only the resolver that asked, as before.
 
-A task's leg after an answer (`task_legs`) is held the same way: it has no retry to wait
-for either, and the task reads `working` meanwhile.
+A task's leg after an answer is held the same way under fastmcp-tasks' plain
+`TasksExtension`; under `ResolvingTasks` it ends instead and its next leg is scheduled
+(`hosts/tasks/scheduled_legs.py`), so that a waiting task holds no worker slot.
 
 The held retry is one suspended coroutine and one anyio event (`completion`), no thread.
 """

@@ -1,5 +1,6 @@
 """Question keys on the wire do not depend on how the server's module was started: a script run
-by path (`__main__`) and `python -m` give the keys its import would give, on every host."""
+by path (`__main__`), `python -m`, an import and a loader that names the module itself (as
+fastmcp's worker command does with `server.py:app`) give the same keys, on every host."""
 
 from __future__ import annotations
 
@@ -81,14 +82,32 @@ SCRIPT = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("how", ["script", "module"])
-def test_a_server_started_as_main_sends_the_keys_its_import_would(tmp_path: Path, how: str) -> None:
+# fastmcp's `worker server.py:app` loads the file by path as `server_module`.
+LOADED = (
+    "import importlib.util, sys; "
+    "spec = importlib.util.spec_from_file_location('server_module', sys.argv[1]); "
+    "module = importlib.util.module_from_spec(spec); sys.modules['server_module'] = module; "
+    "sys.argv = sys.argv[1:]; spec.loader.exec_module(module)"
+)
+IMPORTED = "import sys; sys.argv = sys.argv[1:]; import shop.cleanup"
+
+
+@pytest.mark.parametrize("how", ["script", "module", "loaded", "imported"])
+def test_a_server_sends_the_same_keys_however_its_module_was_started(
+    tmp_path: Path, how: str
+) -> None:
     package = tmp_path / "shop"
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "cleanup.py").write_text(SCRIPT)
-    start = [str(package / "cleanup.py")] if how == "script" else ["-m", "shop.cleanup"]
-    expected = "cleanup:confirm_delete" if how == "script" else "shop.cleanup:confirm_delete"
+    path = str(package / "cleanup.py")
+    start = {
+        "script": [path],
+        "module": ["-m", "shop.cleanup"],
+        "loaded": ["-c", LOADED, path],
+        "imported": ["-c", IMPORTED, "-"],
+    }[how]
+    expected = "shop.cleanup:confirm_delete"
     finished = subprocess.run(
         [sys.executable, *start, *HOSTS],
         cwd=tmp_path,

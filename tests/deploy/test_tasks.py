@@ -13,6 +13,7 @@ import anyio
 import mcp_types as types
 import pytest
 from fastmcp import Client
+from fastmcp.exceptions import ToolError
 from fastmcp_tasks.client import call_tool_task
 from fastmcp_tasks.client_models import UpdateTaskRequest, UpdateTaskRequestParams
 from support import tasks_server
@@ -283,3 +284,117 @@ async def test_a_client_that_can_sample_is_asked_in_the_leg() -> None:
     assert [r["method"] for r in (parked.input_requests or {}).values()] == [
         "sampling/createMessage"
     ]
+
+
+async def test_a_sampling_question_the_clients_task_driver_cannot_answer_takes_its_fallback() -> (
+    None
+):
+    # fastmcp's Client declares sampling (it has a handler), but its task driver cannot
+    # answer sampling in a task: the task must not wait at input_required for ever.
+    async with Client(tasks_server.app, **EVERYTHING) as client:
+        task = await call_tool_task(client, "summarise_soon", {"env": "prod"})
+        with pytest.raises(ToolError, match="which the client cannot answer"):
+            await task.result()
+        done = await task.wait(timeout=30)
+    assert done.status == "completed", done
+    assert [c["text"] for c in (done.result or {})["content"]] == ["no summary"]
+
+
+async def test_a_sampling_question_nobody_answers_ends_the_task_with_the_tool_error() -> None:
+    async with Client(tasks_server.app, **EVERYTHING) as client:
+        task = await call_tool_task(client, "summarise_soon_or_fail", {"env": "prod"})
+        parked = await task.wait(state="input_required", timeout=30)
+        assert parked.status == "input_required"
+        done = await task.wait(timeout=30)
+    assert done.status == "completed", done
+    assert (done.result or {}).get("isError") is True
+    assert [c["text"] for c in (done.result or {})["content"]] == [
+        "The client did not answer resolver 'summary' for parameter 'text' within 1 s "
+        "(tool 'summarise_soon_or_fail')"
+    ]
+
+
+async def test_a_form_question_nobody_answers_ends_the_task_at_its_own_timeout() -> None:
+    async with Client(tasks_server.app, **FORMS) as client:
+        task = await call_tool_task(client, "deploy_soon", {"env": "prod"})
+        await task.wait(state="input_required", timeout=30)
+        done = await task.wait(timeout=30)
+    assert done.status == "completed", done
+    assert (done.result or {}).get("isError") is True
+    assert [c["text"] for c in (done.result or {})["content"]] == [
+        "The client did not answer resolver 'approval_soon' for parameter 'ok' within 1 s "
+        "(tool 'deploy_soon')"
+    ]
+
+
+async def test_an_answer_in_time_is_used_and_the_deadline_changes_nothing() -> None:
+    async with Client(tasks_server.app, **FORMS) as client:
+        task = await call_tool_task(client, "deploy_soon", {"env": "prod"})
+        parked = await task.wait(state="input_required", timeout=30)
+        ((key, _),) = (parked.input_requests or {}).items()
+        await update(client, task.task_id, {key: {"action": "accept", "content": {"ok": True}}})
+        done = await task.wait(timeout=30)
+        await anyio.sleep(1.5)  # past the deadline: the finished task stays as it was
+        after = await task.status()
+    assert [c["text"] for c in (done.result or {})["content"]] == ["prod: deployed"]
+    assert after.status == "completed"
+
+
+def test_a_leg_refuses_a_state_whose_answers_are_under_keys_it_does_not_derive() -> None:
+    """The last line of defence against asking twice: were a front and a worker ever to
+    derive different keys, the task stops, saying why, rather than asking again."""
+    from mcp.shared.exceptions import MCPError
+
+    from mcp_resolve.engine.questions import Answer
+    from mcp_resolve.hosts.tasks.extension import _same_keys
+    from mcp_resolve.state.round_state import RoundState
+
+    state = RoundState(
+        answers={"server_module:ask_name": Answer("accept", {"name": "Ada"}, digest="d")}
+    )
+    _same_keys(state.encode(), {"server_module:ask_name"}, "t-1")  # the same keys: fine
+    with pytest.raises(MCPError, match=r"Task t-1: its answers are recorded under question keys"):
+        _same_keys(state.encode(), {"support.tasks_server:ask_name"}, "t-1")
+
+
+def test_resolving_tasks_on_redis_needs_the_key_ring_every_process_shares(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mcp_resolve.seal import KeyRing
+    from mcp_resolve.tasks import ResolvingTasks
+
+    monkeypatch.delenv("MCP_RESOLVE_STATE_KEYS", raising=False)
+    with pytest.raises(ValueError, match="set MCP_RESOLVE_STATE_KEYS, or pass keys=KeyRing"):
+        ResolvingTasks(url="redis://127.0.0.1:6379/0")
+    ResolvingTasks(url="redis://127.0.0.1:6379/0", keys=KeyRing("k" * 32))  # given in code
+    monkeypatch.setenv("MCP_RESOLVE_STATE_KEYS", "e" * 32)
+    ResolvingTasks(url="redis://127.0.0.1:6379/0")  # from the environment
+
+
+async def test_looking_again_at_a_step_spends_no_round_of_the_task() -> None:
+    tasks_server.SIGNED.discard("c2")
+    async with Client(tasks_server.app, **FORMS) as client:
+        task = await call_tool_task(client, "sign_within_two_rounds", {"order": "c2"})
+        parked = await task.wait(state="input_required", timeout=30)
+        ((key, _),) = (parked.input_requests or {}).items()
+        await update(client, task.task_id, {key: {"action": "accept"}})
+        await anyio.sleep(3.5)  # three looks at the step, each a leg of its own
+        assert (await task.status()).status == "working"
+        tasks_server.SIGNED.add("c2")
+        done = await task.wait(timeout=30)
+    assert [c["text"] for c in (done.result or {})["content"]] == ["signed c2"]
+
+
+async def test_a_forged_waiting_record_wakes_no_task(caplog: pytest.LogCaptureFixture) -> None:
+    from fastmcp.utilities.tasks import TASKS_EXTENSION_ID
+
+    from mcp_resolve.hosts.tasks import waits
+
+    async with Client(tasks_server.app, **FORMS):
+        docket = tasks_server.app._docket
+        extension = tasks_server.app._extensions[TASKS_EXTENSION_ID]
+        note = '{"task":"t-1","scope":null,"leg":2}'
+        async with docket.redis() as redis:  # what a writer without the keys can put there
+            await redis.set(docket.key("mcp_resolve:waiting:pay-forged"), note)
+        await waits.woken(tasks_server.app, extension.records, "pay-forged")
+    assert "its 'waiting' record in Redis was refused" in caplog.text

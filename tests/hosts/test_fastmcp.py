@@ -119,7 +119,7 @@ async def test_a_client_without_an_elicitation_handler_is_refused_with_32021(
     assert refused.value.code == -32021
     assert refused.value.message == (
         f"Client did not declare the {kind} elicitation capability required by resolver "
-        f"'example_fastmcp_files:{resolver}'"  # its question key, as the SDK names it
+        f"'fastmcp_files:{resolver}'"  # its question key, as the SDK names it
     )
     assert refused.value.error.data == {"requiredCapabilities": {"elicitation": {kind: {}}}}
     assert text_of(empty) == "deleted /tmp/empty"  # what needs no question still works
@@ -141,7 +141,7 @@ async def test_an_in_process_call_has_nobody_to_ask(files: ModuleType) -> None:
 async def test_fastmcp_seals_the_state_and_refuses_a_forged_or_replayed_one(
     files: ModuleType,
 ) -> None:
-    key = "example_fastmcp_files:confirm_delete"
+    key = "fastmcp_files:confirm_delete"
     ok = {key: types.ElicitResult(action="accept", content={"ok": True})}
     args = {"path": "/tmp/project"}
     async with Client(files.app, mode="2026-07-28", elicitation_handler=answering()) as c:

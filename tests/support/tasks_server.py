@@ -134,6 +134,35 @@ async def summarise_or_fail(
     return said(text)
 
 
+@app.tool(task=TASK)
+@resolved(ask_timeout=1)
+async def summarise_soon(
+    env: str, text: Annotated[types.CreateMessageResult, Resolve(summary_or_none)]
+) -> str:
+    """As `summarise`, but nobody's answer is waited for longer than a second."""
+    return said(text)
+
+
+@app.tool(task=TASK)
+@resolved(ask_timeout=1)
+async def summarise_soon_or_fail(
+    env: str, text: Annotated[types.CreateMessageResult, Resolve(summary)]
+) -> str:
+    """Asks the client's LLM, with no fallback, and waits a second for it."""
+    return said(text)
+
+
+async def approval_soon(env: str) -> Approval | Elicit[Approval]:
+    return Elicit(f"Deploy to {env}? (you have a second)", Approval, timeout=1)
+
+
+@app.tool(task=TASK)
+@resolved
+async def deploy_soon(env: str, ok: Annotated[Approval, Resolve(approval_soon)]) -> str:
+    """A form question with a deadline of its own."""
+    return f"{env}: {'deployed' if ok.ok else 'not deployed'}"
+
+
 async def roots() -> ListRoots:
     return ListRoots()
 
@@ -269,6 +298,15 @@ async def sign(
     if isinstance(receipt, AcceptedElicitation):
         return f"signed {receipt.data.order}"
     return f"not signed: {receipt.action}"
+
+
+@app.tool(task=TASK)
+@resolved(max_rounds=2)
+async def sign_within_two_rounds(
+    order: str, receipt: Annotated[ElicitationResult[Receipt], Resolve(signature)]
+) -> str:
+    """As `sign`, with two rounds at most: looking again at the step spends none."""
+    return f"signed {receipt.data.order}" if isinstance(receipt, AcceptedElicitation) else "no"
 
 
 class Name(BaseModel):

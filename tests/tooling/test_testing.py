@@ -128,7 +128,7 @@ async def test_every_form_of_answer_reaches_the_tool_as_a_client_would_send_it(
     assert done.rounds == 2
     (question,) = done.questions
     assert question == AskedQuestion(
-        key="example_files:confirm_delete",
+        key="files:confirm_delete",
         resolver="confirm_delete",
         parameter="confirm",
         message="/tmp/project has 2 file(s). Delete anyway?",
@@ -152,10 +152,10 @@ async def test_answers_keyed_by_question_key_work_like_answers_keyed_by_resolver
     done = await call(
         files.delete_folder,
         {"path": "/tmp/project"},
-        answers={"example_files:confirm_delete": {"ok": True}},
+        answers={"files:confirm_delete": {"ok": True}},
     )
     assert done.result == "deleted /tmp/project"
-    assert done.keys == ["example_files:confirm_delete"]
+    assert done.keys == ["files:confirm_delete"]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -204,7 +204,7 @@ async def test_answers_for_a_resolver_or_key_the_tool_does_not_have_are_refused(
 ) -> None:
     with pytest.raises(KeyError, match="does not use"):
         await call(files.delete_folder, {"path": "/tmp/project"}, answers={confirm: "decline"})
-    with pytest.raises(KeyError, match="keys: example_files:confirm_delete"):
+    with pytest.raises(KeyError, match="keys: files:confirm_delete"):
         await call(files.delete_folder, {"path": "/tmp/project"}, answers={"files:x": "decline"})
 
 
@@ -317,7 +317,7 @@ async def test_an_override_replaces_the_stock_lookup_for_the_block_only(shop: Mo
             trace=True,
         )
     assert done.result == "Backordered 1 x 'Test Book'; delivery in 3 weeks."
-    assert done.keys == ["example_order_book:confirm_backorder"]
+    assert done.keys == ["order_book:confirm_backorder"]
     assert done.trace.started(round=1) == ["empty_shelf", "estimate_delivery", "confirm_backorder"]
     assert not done.trace.ran(shop.check_stock)
 

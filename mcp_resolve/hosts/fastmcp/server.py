@@ -44,6 +44,7 @@ from fastmcp.server.server import FastMCP
 from fastmcp.tools.base import ToolResult
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 from mcp.shared.exceptions import MCPError
+from mcp_types import InputRequiredResult
 
 from ...protocol.completion import announce
 from ...protocol.connection import Connection
@@ -140,12 +141,16 @@ class _Host(WrappedFunction):
 
     async def run(self, ctx: Any, arguments: dict[str, Any], kwargs: dict[str, Any]) -> Any:
         conn = _connection(ctx, self.flow.app_scoped)
-        if task_legs.prepare is not None and is_leg(conn):
-            await task_legs.prepare(conn, ctx, getattr(self.wrapper, task_legs.ASKS_FIRST, False))
+        leg = is_leg(conn)
+        if leg and task_legs.prepare is not None:
+            asks_first = getattr(self.wrapper, task_legs.ASKS_FIRST, False)
+            await task_legs.prepare(conn, ctx, self.flow.by_key, asks_first)
         try:
             result = await self.flow.run(conn, arguments, self._marked_body)
             if isinstance(result, task_legs.Escalation):
                 return ToolResult(content=[])  # not sent: the extension makes the task instead
+            if leg and task_legs.parked is not None and isinstance(result, InputRequiredResult):
+                result = await task_legs.parked(conn, ctx, result, self.flow)
             return result
         except SDKToolError as exc:
             if _BODY in exc.__dict__:
@@ -154,7 +159,13 @@ class _Host(WrappedFunction):
             # (A resolver's failure, or a cleanup's, already translated: nothing leaks.)
             raise ToolError(str(exc), log_level=logging.INFO) from None
         except MCPError as exc:
-            if _BODY in exc.__dict__ or exc.error.message != STATE_REFUSED:
+            if _BODY in exc.__dict__:
+                raise
+            if leg and conn.session.expired is not None:
+                expired = task_legs.unanswered(conn.session.expired, exc, self.flow)
+                if expired is not None:  # a question nobody answered in time, no fallback
+                    raise ToolError(expired, log_level=logging.INFO) from None
+            if exc.error.message != STATE_REFUSED:
                 raise
             # fastmcp turns every error from a tool but -32021 into a result, and logs it
             # with its traceback at ERROR; the refusal was logged once already (WARNING).

@@ -2,8 +2,9 @@
 
 A resolved tool registered with `task=True` already runs as a task under the plain
 `TasksExtension`: its questions become the task's `input_required` status (`task_legs`).
-`ResolvingTasks` adds two things, both written to Redis beside the task when the front
-creates it, and read back by each leg on whichever worker runs it (`task_legs.prepare`):
+`ResolvingTasks` adds three things. Two are written to Redis beside the task when the
+front creates it, sealed with the server's key ring (`records`), and read back by each leg
+on whichever worker runs it (`_prepare_leg`):
 
 - **what the client declared** (its capabilities on the call that made the task): a leg
   has no request of its own, and without this it would ask a client for what it cannot
@@ -16,16 +17,23 @@ creates it, and read back by each leg on whichever worker runs it (`task_legs.pr
   returns a `CreateTaskResult` instead of running the body. The task's first leg starts
   from the state that records those answers, so no resolver asks again.
 
-fastmcp-tasks mints the task id when it enqueues the first leg, so both can only be
-written after that; a task's first leg waits for them (`CARRY_WAIT` seconds at most, a few
-milliseconds in practice). A later leg finds them at once.
+The third is a **deadline** for every question a leg asks (`deadlines`).
+
+fastmcp-tasks mints the task id when it enqueues the first leg, so the records can only be
+written after that; a task's first leg waits for them (`CARRY_WAIT` seconds at most, a
+few milliseconds in practice). A later leg finds them at once. A record that is not what
+this server sealed for this task stops the task (`RefusedRecord`), as does a state whose
+question keys this process does not derive: answered questions are never asked again
+silently.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable, Collection
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 import anyio
@@ -38,12 +46,20 @@ from fastmcp_tasks import TasksExtension
 from fastmcp_tasks.context import get_task_context, get_task_leg_number
 from fastmcp_tasks.creation import create_task
 from fastmcp_tasks.dependencies import _current_docket
+from fastmcp_tasks.handlers import _task_key_ttl_seconds
 from fastmcp_tasks.models import CreateTaskResult
+from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from ...protocol import completion
 from ...protocol.connection import Connection
+from ...state.keys import KeyRing
+from ...state.round_state import RoundState, StateError
+from ...state.shared_keys import VARIABLE
+from . import deadlines, scheduled_legs
 from . import legs as task_legs
 from .legs import ASKS_FIRST, ESCALATING, Escalation
+from .records import RefusedRecord, TaskRecords
 
 logger = logging.getLogger("mcp_resolve")
 
@@ -68,21 +84,63 @@ def asks_first(fn: F) -> F:
     return fn
 
 
-def _key(docket: Any, what: str, task_id: str) -> str:
-    return str(docket.key(f"mcp_resolve:{what}:{task_id}"))
+_key = deadlines.record_key
+
+
+def _key_ring(keys: KeyRing | None, url: str) -> KeyRing:
+    """The ring that seals the task records: given, else `MCP_RESOLVE_STATE_KEYS`; a ring of
+    this process alone only where nothing but this process reads them (`memory://`)."""
+    if keys is not None:
+        if not isinstance(keys, KeyRing):
+            raise TypeError(f"keys must be a KeyRing, not {type(keys).__name__}")
+        return keys
+    if os.environ.get(VARIABLE, "").strip():
+        return KeyRing.from_env(VARIABLE)
+    if url.startswith("memory://"):
+        return KeyRing.generate()
+    raise ValueError(
+        f"ResolvingTasks seals what it keeps in Redis about each task with the server's key "
+        f"ring, the same in the front and every worker: set {VARIABLE}, or pass "
+        "keys=KeyRing(...)"
+    )
 
 
 class ResolvingTasks(TasksExtension):
-    """`TasksExtension`, plus the client's capabilities in every leg of a resolved task and
-    foreground questions before the task for `@asks_first` tools.
+    """`TasksExtension`, plus the client's capabilities in every leg of a resolved task,
+    foreground questions before the task for `@asks_first` tools, and a deadline for every
+    question a task asks.
 
-    Takes the same arguments; register it in place of `TasksExtension`
-    (`app.add_extension(ResolvingTasks(url=...))`) on the server and so on its workers.
+    Takes the same arguments, and `keys` (a `KeyRing`; default: `MCP_RESOLVE_STATE_KEYS`,
+    required with Redis) to seal what it keeps in Redis; register it in place of
+    `TasksExtension` (`app.add_extension(ResolvingTasks(url=...))`) on the server and so
+    on its workers.
     """
 
-    def __init__(self, **settings: Any) -> None:
+    def __init__(self, *, keys: KeyRing | None = None, **settings: Any) -> None:
         super().__init__(**settings)
+        self.records = TaskRecords(_key_ring(keys, self.docket_settings.url))
         task_legs.prepare = _prepare_leg
+        task_legs.parked = _parked
+
+    @asynccontextmanager
+    async def lifespan(self) -> AsyncGenerator[None, None]:
+        """fastmcp-tasks' lifespan, with the deadline job registered on this process's
+        Docket, so that any worker can run it."""
+        async with super().lifespan():
+            docket: Any = self.server._docket
+            if docket is not None:
+                docket.register(self._deadline, names=[deadlines.JOB])
+            completion.observe(self._woken)
+            try:
+                yield
+            finally:
+                completion.unobserve(self._woken)
+
+    async def _woken(self, elicitation_id: str) -> None:
+        await scheduled_legs.woken(self.server, self.records, elicitation_id)
+
+    async def _deadline(self, task_id: str, scope: str | None, leg: int, after: float) -> None:
+        await deadlines.reached(self.server, self.records, task_id, scope, leg, after)
 
     async def intercept_tool_call(
         self, params: Any, context: Context, call_next: Callable[[], Any]
@@ -99,7 +157,7 @@ class ResolvingTasks(TasksExtension):
         if not getattr(tool.fn, ASKS_FIRST, False) or not opted_in or not _is_client_tool_call():
             outcome = await super().intercept_tool_call(params, context, call_next)
             if isinstance(outcome, CreateTaskResult):
-                await _record(context, outcome, None)
+                await self._record(context, outcome, None)
             return outcome
         escalation = Escalation()
         token = ESCALATING.set(escalation)
@@ -110,8 +168,164 @@ class ResolvingTasks(TasksExtension):
         if escalation.state is None:
             return outcome
         created = await create_task(tool, params.arguments, context)
-        await _record(context, created, escalation.state)
+        await self._record(context, created, escalation.state)
         return created
+
+    async def _record(self, context: Context, created: CreateTaskResult, state: str | None) -> None:
+        """Beside the new task, sealed: what the client declared and, for `@asks_first`, the
+        state its rounds carried. The declaration is written last: a leg that sees it sees
+        both."""
+        docket: Any = context.fastmcp._docket or _current_docket.get()
+        rc = context.request_context
+        declared = getattr(rc.session, "client_capabilities", None) if rc is not None else None
+        if not isinstance(declared, types.ClientCapabilities):
+            declared = types.ClientCapabilities()  # declared nothing: can be asked nothing
+        ttl = max(CARRY_TTL, int((created.ttl_ms or 0) / 1000) + 60)
+        task_id = created.task_id
+        seal = self.records.seal
+        async with docket.redis() as redis:
+            if state is not None:
+                carried = seal("carried", task_id, state, ttl)
+                await redis.set(_key(docket, "carried", task_id), carried, ex=ttl)
+            text = declared.model_dump_json(by_alias=True, exclude_none=True)
+            await redis.set(
+                _key(docket, "declared", task_id), seal("declared", task_id, text, ttl), ex=ttl
+            )
+
+    async def prepare(
+        self, conn: Connection, docket: Any, task: Any, keys: Collection[str], asks_first: bool
+    ) -> None:
+        """A leg of a resolved task starts with what the front recorded when it made the
+        task, and with whether its questions passed their deadline."""
+        leg = get_task_leg_number()
+        try:
+            await self._prepare(conn, docket, task.task_id, leg, asks_first)
+        except RefusedRecord:
+            raise MCPError(
+                code=types.INTERNAL_ERROR,
+                message=f"Task {task.task_id}: a record kept for it failed verification; "
+                "the task was stopped",
+            ) from None
+        _same_keys(conn.request_state, keys, task.task_id)
+
+    async def _declared(
+        self, docket: Any, task_id: str, first: bool
+    ) -> types.ClientCapabilities | None:
+        """What the task's client declared (cached: a task's client never changes it)."""
+        declared = _DECLARED.get(task_id)
+        if declared is not None:
+            return declared
+        recorded = await _read(docket, _key(docket, "declared", task_id), first)
+        if recorded is None:
+            logger.warning(
+                "Task %s: no record of what its client declared (is the front's extension "
+                "ResolvingTasks?); its questions assume the client can answer any",
+                task_id,
+            )
+            return None
+        text = self.records.open("declared", task_id, recorded)
+        declared = _DECLARED[task_id] = types.ClientCapabilities.model_validate_json(text)
+        while len(_DECLARED) > _DECLARED_AT_MOST:
+            _DECLARED.popitem(last=False)
+        return declared
+
+    async def _prepare(
+        self, conn: Connection, docket: Any, task_id: str, leg: int, asks_first: bool
+    ) -> None:
+        first = leg == 1
+        expired = None
+        conn.session.defers_waits = True  # a consented step that waits ends the leg (`waits`)
+        if conn.request_state is not None:  # the state an earlier leg left, sealed
+            opened = self.records.open_state(task_id, conn.request_state)
+            conn.request_state, expired = opened.get("s"), opened.get("expired")
+            conn.session.waiting = opened.get("waiting")
+        declared = await self._declared(docket, task_id, first)
+        if declared is not None:
+            conn.session.client_capabilities = declared
+        if expired is not None:  # nobody answered in time: nothing more is asked
+            conn.session.expired = deadlines.Expired(expired)
+            conn.session.client_capabilities = types.ClientCapabilities()
+        if asks_first and first and conn.request_state is None:
+            key = _key(docket, "carried", task_id)
+            async with docket.redis() as redis:  # (Docket's memory backend has no GETDEL)
+                state = await redis.get(key)
+                await redis.delete(key)
+            if state is None:
+                logger.warning(
+                    "Task %s: the answers of its foreground rounds never arrived", task_id
+                )
+                return
+            token = state.decode() if isinstance(state, bytes) else str(state)
+            conn.request_state = self.records.open("carried", task_id, token)
+
+
+def _leg(ctx: Any) -> tuple[ResolvingTasks, Any, Any] | None:
+    """The extension of the server a leg runs on, its Docket and the task (each server in a
+    process has its own extension, and its own keys)."""
+    task = get_task_context()
+    server = getattr(ctx, "fastmcp", None)
+    extension = getattr(server, "_extensions", {}).get(TASKS_EXTENSION_ID)
+    docket: Any = getattr(server, "_docket", None) or _current_docket.get()
+    if task is None or docket is None or not isinstance(extension, ResolvingTasks):
+        return None
+    return extension, docket, task
+
+
+async def _prepare_leg(conn: Connection, ctx: Any, keys: Collection[str], asks_first: bool) -> None:
+    found = _leg(ctx)
+    if found is not None:
+        extension, docket, task = found
+        await extension.prepare(conn, docket, task, keys, asks_first)
+
+
+async def _parked(
+    conn: Connection, ctx: Any, result: types.InputRequiredResult, flow: Any
+) -> types.InputRequiredResult | None:
+    """A leg asked and ends: its questions' deadline is scheduled, and the state that
+    records the answers so far goes to fastmcp-tasks (into Redis) sealed for this task. A
+    leg that waits for a consented step ends too, with its next leg scheduled (`waits`)."""
+    found = _leg(ctx)
+    if found is None:
+        return result
+    extension, docket, task = found
+    leg = get_task_leg_number()
+    if conn.session.waits is not None:
+        server = getattr(ctx, "fastmcp", None)
+        state = result.request_state
+        await scheduled_legs.defer(server, extension.records, docket, task, leg, conn, state, flow)
+        return None
+    after = task_legs.deadline(conn, flow.ask_timeout)
+    await deadlines.schedule(docket, task.task_id, task.task_scope, leg, after)
+    if result.request_state is None:
+        return result
+    ttl = _task_key_ttl_seconds(docket)
+    sealed = extension.records.seal_state(task.task_id, result.request_state, ttl)
+    return result.model_copy(update={"request_state": sealed})
+
+
+def _same_keys(state: str | None, keys: Collection[str], task_id: str) -> None:
+    """A state recording answers under keys this process does not derive came from a
+    process that derives them differently: refused, for its questions would be asked again."""
+    if state is None:
+        return
+    try:
+        recorded = RoundState.decode(state)
+    except StateError:
+        return  # the flow says so, and asks again
+    unknown = sorted((set(recorded.answers) | set(recorded.asked)) - set(keys))
+    if unknown:
+        logger.error(
+            "Task %s: its state records answers under question keys this process does not "
+            "derive (%s): the processes serving this server import its code differently. "
+            "Give those resolvers Resolve(fn, key=...)",
+            task_id, ", ".join(unknown),
+        )  # fmt: skip
+        raise MCPError(
+            code=types.INTERNAL_ERROR,
+            message=f"Task {task_id}: its answers are recorded under question keys this "
+            f"server does not use ({', '.join(unknown)}); give those resolvers "
+            "Resolve(fn, key=...)",
+        )
 
 
 async def _resolved_task_tool(name: str, context: Context) -> Any:
@@ -123,61 +337,6 @@ async def _resolved_task_tool(name: str, context: Context) -> Any:
     if tool is None or not tool.task_config.supports_tasks():
         return None
     return tool if getattr(fn, "__mcp_resolve_graph__", None) is not None else None
-
-
-async def _record(context: Context, created: CreateTaskResult, state: str | None) -> None:
-    """Beside the new task: what the client declared and, for `@asks_first`, the state its
-    rounds carried. The declaration is written last: a leg that sees it sees both."""
-    docket: Any = context.fastmcp._docket or _current_docket.get()
-    rc = context.request_context
-    declared = getattr(rc.session, "client_capabilities", None) if rc is not None else None
-    if not isinstance(declared, types.ClientCapabilities):
-        declared = types.ClientCapabilities()  # declared nothing: can be asked nothing
-    ttl = max(CARRY_TTL, int((created.ttl_ms or 0) / 1000) + 60)
-    task_id = created.task_id
-    async with docket.redis() as redis:
-        if state is not None:
-            await redis.set(_key(docket, "carried", task_id), state, ex=ttl)
-        await redis.set(
-            _key(docket, "declared", task_id),
-            declared.model_dump_json(by_alias=True, exclude_none=True),
-            ex=ttl,
-        )
-
-
-async def _prepare_leg(conn: Connection, ctx: Any, asks_first: bool) -> None:
-    """A leg of a resolved task starts with what the front recorded when it made the task."""
-    task = get_task_context()
-    server = getattr(ctx, "fastmcp", None)
-    docket: Any = getattr(server, "_docket", None) or _current_docket.get()
-    if task is None or docket is None:
-        return
-    first = get_task_leg_number() == 1
-    declared = _DECLARED.get(task.task_id)  # a task's client never changes what it declared
-    if declared is None:
-        recorded = await _read(docket, _key(docket, "declared", task.task_id), first)
-        if recorded is None:
-            logger.warning(
-                "Task %s: no record of what its client declared (is the front's extension "
-                "ResolvingTasks?); its questions assume the client can answer any",
-                task.task_id,
-            )
-            return
-        declared = _DECLARED[task.task_id] = types.ClientCapabilities.model_validate_json(recorded)
-        while len(_DECLARED) > _DECLARED_AT_MOST:
-            _DECLARED.popitem(last=False)
-    conn.session.client_capabilities = declared
-    if asks_first and first and conn.request_state is None:
-        key = _key(docket, "carried", task.task_id)
-        async with docket.redis() as redis:  # (Docket's memory backend has no GETDEL)
-            state = await redis.get(key)
-            await redis.delete(key)
-        if state is None:
-            logger.warning(
-                "Task %s: the answers of its foreground rounds never arrived", task.task_id
-            )
-            return
-        conn.request_state = state.decode() if isinstance(state, bytes) else state
 
 
 async def _read(docket: Any, key: str, wait: bool) -> str | None:

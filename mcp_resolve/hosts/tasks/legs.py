@@ -7,26 +7,28 @@ input requests and the request state in Redis and shows them as the task's
 and the state back from the worker's `Context` (`ctx.input_responses`, `ctx.request_state`).
 That is a 2026-07-28 round with Redis instead of the client carrying the state, so a leg is
 run by the same flow as a round: answers pinned to the digest of the question they answer,
-each resolver at most once per leg, the state claimed once when a replay guard is on, and
-a consent to a URL step that waits held in its leg until `complete()` (`held`), as a
-2026-07-28 retry is: the task reads `working` meanwhile.
+each resolver at most once per leg, the state claimed once when a replay guard is on. A
+consent to a URL step that waits ends the leg and schedules the next (`waits`) under
+`ResolvingTasks`, and is held in its leg until `complete()` (`held`) without it: the task
+reads `working` meanwhile.
 
 The leg has no MCP request: its session stands for a client that answers through
 `tasks/update`. With `ResolvingTasks` on the server, the front records what the client
 declared when it created the task, and each leg reads it back (`prepare`): a question the
 client cannot answer takes its `fallback=` or fails the task, as in a foreground round.
 Without it (fastmcp-tasks' plain `TasksExtension`) a leg assumes that the client can
-answer whatever `inputRequests` can carry. The state stays on the server (in Redis), so
-nobody seals it.
+answer whatever `inputRequests` can carry. With it, the state a leg leaves in Redis is
+sealed for its task (`records`), and every question has a deadline (`deadlines`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from contextvars import ContextVar
 from typing import Any
 
 import mcp_types as types
+from mcp.shared.exceptions import MCPError
 
 from ...protocol.connection import Connection
 
@@ -52,6 +54,15 @@ class TaskClient:
     def __init__(self, task_id: str) -> None:
         self.task_id = task_id
         self.client_capabilities: types.ClientCapabilities = TASK_CAPABILITIES
+        # Set on a leg started at its questions' deadline (`deadlines`): how long they
+        # waited, and the keys left unanswered.
+        self.expired: Any = None
+        # With ResolvingTasks, a consented step that waits ends the leg instead of holding
+        # it (`waits`): the flow leaves the question here; `waiting` is what the state
+        # says of an earlier leg's wait (its question's key, and its deadline).
+        self.defers_waits = False
+        self.waits: Any = None
+        self.waiting: Any = None
 
 
 class _Leg:
@@ -98,11 +109,42 @@ ESCALATING: ContextVar[Escalation | None] = ContextVar("mcp_resolve_escalating",
 
 ASKS_FIRST = "__mcp_resolve_asks_first__"  # on the wrapper of an `@asks_first` tool
 
-Preparer = Callable[[Connection, Any, bool], Awaitable[None]]
+Preparer = Callable[[Connection, Any, Collection[str], bool], Awaitable[None]]
 prepare: Preparer | None = None
 """Set by the tasks extension (`ResolvingTasks`): gives a leg what the front recorded when
 it created the task (the client's declared capabilities; for an `@asks_first` tool,
-whose flag is the third argument, the state its foreground rounds carried into it)."""
+whose flag is the fourth argument, the state its foreground rounds carried into it;
+whether its questions passed their deadline). The third argument is the tool's question
+keys, which every state the leg starts from must use."""
+
+Parker = Callable[[Connection, Any, types.InputRequiredResult, Any], Awaitable[Any]]
+parked: Parker | None = None
+"""Set by the tasks extension: a leg of the tool whose `ToolFlow` is the fourth argument
+asked, and ends with this result; returned as it goes to fastmcp-tasks (its state sealed,
+its questions' deadline scheduled), or None when the leg waits for a step (`waits`)."""
+
+
+def deadline(conn: Connection, ask_timeout: float) -> float:
+    """When a parked leg's questions stop waiting: the smallest `timeout` among them, else
+    the tool's `ask_timeout` (as a legacy call waits for each)."""
+    timeouts = [getattr(q.request, "timeout", None) for q in conn.asked]
+    return float(min([t for t in timeouts if t] or [ask_timeout]))
+
+
+def unanswered(expired: Any, refusal: MCPError, flow: Any) -> str | None:
+    """The tool error of a leg started at its questions' deadline, when the refusal of a
+    question with no `fallback=` is about one of those nobody answered; as a legacy call
+    reads when its client does not answer in time."""
+    if refusal.error.code != types.MISSING_REQUIRED_CLIENT_CAPABILITY:
+        return None
+    for key in expired.keys:
+        node = flow.by_key.get(key)
+        if node is not None and repr(key) in refusal.error.message:
+            return (
+                f"The client did not answer resolver {node.name!r} for parameter "
+                f"{node.parameter!r} within {expired.after:g} s (tool {flow.tool!r})"
+            )
+    return None
 
 
 def is_leg(conn: Connection) -> bool:
@@ -115,7 +157,9 @@ __all__ = [
     "TASK_CAPABILITIES",
     "Escalation",
     "TaskClient",
+    "deadline",
     "is_leg",
+    "unanswered",
     "leg_connection",
     "task_id_of",
 ]
