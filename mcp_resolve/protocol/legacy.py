@@ -29,14 +29,13 @@ from ..engine.questions import Answer, Question
 from ..errors import ResolutionError
 from ..markers import Elicit, ElicitURL
 from ..seconds import seconds
-from . import completion, wire
+from . import completion, hangups, wire
 from .client_request_wire import result_type
 from .held_limits import HeldLimits
 
 T = TypeVar("T")
 
 DEFAULT_ASK_TIMEOUT = 600.0  # seconds a legacy question, or a URL wait, may hold a call
-WATCH_SECONDS = 0.5  # how often a waiting call checks that its HTTP client is still there
 
 
 _DEFAULT_LIMITS = HeldLimits()
@@ -180,8 +179,7 @@ async def within(
         async with anyio.create_task_group() as group:
 
             async def watch() -> None:
-                while not await _sleep_then_gone(request):
-                    pass
+                await hangups.hung_up(request)
                 gone.append(True)
                 group.cancel_scope.cancel()
 
@@ -217,8 +215,3 @@ def _http_request(conn: Any) -> Any:
     """The HTTP request a call came on, when it can tell that its client hung up."""
     request = getattr(conn.request_context, "request", None)
     return request if callable(getattr(request, "is_disconnected", None)) else None
-
-
-async def _sleep_then_gone(request: Any) -> bool:
-    await anyio.sleep(WATCH_SECONDS)
-    return bool(await request.is_disconnected())

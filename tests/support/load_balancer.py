@@ -85,8 +85,11 @@ def uvicorn_worker(
 
 
 @contextmanager
-def haproxy(workers: list[str], config: Path = CONFIG) -> Iterator[str]:
-    """HAProxy running `config` in front of two `workers`; yields the address it listens on."""
+def haproxy(
+    workers: list[str], config: Path = CONFIG, settings: Mapping[str, str] | None = None
+) -> Iterator[str]:
+    """HAProxy running `config` in front of two `workers`; yields the address it listens on.
+    `settings`: more of the environment variables the file reads (`MCP_LB_NEW_SESSIONS`)."""
     # Debian installs it in /usr/sbin, which a user's PATH may not hold.
     binary = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/usr/local/sbin")
     if binary is None:
@@ -100,6 +103,7 @@ def haproxy(workers: list[str], config: Path = CONFIG) -> Iterator[str]:
         "MCP_LB_BIND": f"127.0.0.1:{port}",
         "MCP_WORKER_1": workers[0],
         "MCP_WORKER_2": workers[1],
+        **(settings or {}),
     }
     # -db: stay in the foreground, so that the PID is HAProxy's own and stops it.
     process = subprocess.Popen(
