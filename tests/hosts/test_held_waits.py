@@ -9,20 +9,17 @@ client that hangs up frees its held request at once.
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import textwrap
-import threading
 from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
 from typing import Annotated, Any
 
 import anyio
 import mcp_types as types
 import pytest
-import uvicorn
 from support.trust_kit import HOSTS, MODERN, call, connect, serve
+from support.uvicorn_thread import serving as http
 
 from mcp_resolve import ElicitURL, Resolve
 from mcp_resolve.protocol import completion, held
@@ -240,24 +237,6 @@ CLIENT = textwrap.dedent(
     anyio.run(main)
     """
 )
-
-
-@contextmanager
-def http(app: Any) -> Iterator[str]:
-    """`app` served by uvicorn on 127.0.0.1 (a free port), in a thread of this process."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        while not server.started:
-            threading.Event().wait(0.01)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 @pytest.mark.parametrize("host", HOSTS)
