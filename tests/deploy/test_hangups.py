@@ -22,7 +22,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,9 +62,9 @@ def workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workers]:
         yield Workers(balancer, [one, two], folder / "ledger")
 
 
-def until(condition: object, within: float, what: str) -> None:
+def until(condition: Callable[[], bool], within: float, what: str) -> None:
     deadline = time.monotonic() + within
-    while not condition():  # type: ignore[operator]
+    while not condition():
         if time.monotonic() > deadline:
             raise AssertionError(what)
         time.sleep(0.01)

@@ -64,7 +64,7 @@ async def opening(url: str, version: str | None) -> int:
         headers["mcp-protocol-version"] = version
     async with httpx2.AsyncClient(timeout=30) as http:
         response = await http.post(url, json=INITIALIZE, headers=headers)
-    return response.status_code
+    return int(response.status_code)
 
 
 async def test_new_legacy_sessions_above_the_limit_are_refused_and_open_ones_go_on(

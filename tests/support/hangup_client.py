@@ -16,7 +16,7 @@ import mcp_types as types
 from mcp import Client
 
 
-async def main(url: str, mode: Any, order: str) -> None:
+async def main(url: str, mode: str, order: str) -> None:
     async def consent(context: Any, params: Any) -> types.ElicitResult:
         print("consented", flush=True)
         return types.ElicitResult(action="accept")
@@ -27,4 +27,4 @@ async def main(url: str, mode: Any, order: str) -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main, *sys.argv[1:4])
+    anyio.run(main, sys.argv[1], sys.argv[2], sys.argv[3])
