@@ -89,7 +89,10 @@ def haproxy(
     workers: list[str], config: Path = CONFIG, settings: Mapping[str, str] | None = None
 ) -> Iterator[str]:
     """HAProxy running `config` in front of two `workers`; yields the address it listens on.
-    `settings`: more of the environment variables the file reads (`MCP_LB_NEW_SESSIONS`)."""
+    `settings`: more of the environment variables the file reads. Every client of a test is
+    127.0.0.1, one source address: the limit on new legacy sessions (`MCP_LB_NEW_SESSIONS`,
+    60 a minute by default) is raised here unless a test sets it (tests/deploy/
+    test_session_limit.py does), so a fast run of many tests is not refused with 429."""
     # Debian installs it in /usr/sbin, which a user's PATH may not hold.
     binary = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/usr/local/sbin")
     if binary is None:
@@ -103,6 +106,7 @@ def haproxy(
         "MCP_LB_BIND": f"127.0.0.1:{port}",
         "MCP_WORKER_1": workers[0],
         "MCP_WORKER_2": workers[1],
+        "MCP_LB_NEW_SESSIONS": "100000",
         **(settings or {}),
     }
     # -db: stay in the foreground, so that the PID is HAProxy's own and stops it.
