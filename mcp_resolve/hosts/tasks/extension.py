@@ -234,7 +234,7 @@ class ResolvingTasks(TasksExtension):
     ) -> None:
         first = leg == 1
         expired = None
-        conn.session.defers_waits = True  # a consented step that waits ends the leg (`waits`)
+        conn.session.defers_waits = True  # a consented step that waits ends the leg (`scheduled_legs`)
         if conn.request_state is not None:  # the state an earlier leg left, sealed
             opened = self.records.open_state(task_id, conn.request_state)
             conn.request_state, expired = opened.get("s"), opened.get("expired")
@@ -283,7 +283,7 @@ async def _parked(
 ) -> types.InputRequiredResult | None:
     """A leg asked and ends: its questions' deadline is scheduled, and the state that
     records the answers so far goes to fastmcp-tasks (into Redis) sealed for this task. A
-    leg that waits for a consented step ends too, with its next leg scheduled (`waits`)."""
+    leg that waits for a consented step ends too, with its next leg scheduled (`scheduled_legs`)."""
     found = _leg(ctx)
     if found is None:
         return result

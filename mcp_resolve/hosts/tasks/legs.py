@@ -8,7 +8,7 @@ and the state back from the worker's `Context` (`ctx.input_responses`, `ctx.requ
 That is a 2026-07-28 round with Redis instead of the client carrying the state, so a leg is
 run by the same flow as a round: answers pinned to the digest of the question they answer,
 each resolver at most once per leg, the state claimed once when a replay guard is on. A
-consent to a URL step that waits ends the leg and schedules the next (`waits`) under
+consent to a URL step that waits ends the leg and schedules the next (`scheduled_legs`) under
 `ResolvingTasks`, and is held in its leg until `complete()` (`held`) without it: the task
 reads `working` meanwhile.
 
@@ -58,7 +58,7 @@ class TaskClient:
         # waited, and the keys left unanswered.
         self.expired: Any = None
         # With ResolvingTasks, a consented step that waits ends the leg instead of holding
-        # it (`waits`): the flow leaves the question here; `waiting` is what the state
+        # it (`scheduled_legs`): the flow leaves the question here; `waiting` is what the state
         # says of an earlier leg's wait (its question's key, and its deadline).
         self.defers_waits = False
         self.waits: Any = None
@@ -121,7 +121,7 @@ Parker = Callable[[Connection, Any, types.InputRequiredResult, Any], Awaitable[A
 parked: Parker | None = None
 """Set by the tasks extension: a leg of the tool whose `ToolFlow` is the fourth argument
 asked, and ends with this result; returned as it goes to fastmcp-tasks (its state sealed,
-its questions' deadline scheduled), or None when the leg waits for a step (`waits`)."""
+its questions' deadline scheduled), or None when the leg waits for a step (`scheduled_legs`)."""
 
 
 def deadline(conn: Connection, ask_timeout: float) -> float:
