@@ -234,7 +234,8 @@ class ResolvingTasks(TasksExtension):
     ) -> None:
         first = leg == 1
         expired = None
-        conn.session.defers_waits = True  # a consented step that waits ends the leg (`scheduled_legs`)
+        # A consented step that waits ends the leg (`scheduled_legs`), not held.
+        conn.session.defers_waits = True
         if conn.request_state is not None:  # the state an earlier leg left, sealed
             opened = self.records.open_state(task_id, conn.request_state)
             conn.request_state, expired = opened.get("s"), opened.get("expired")
