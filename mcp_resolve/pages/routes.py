@@ -10,7 +10,9 @@ site when the browser sends one (403), the anti-forgery value (403), and a first
 the question (410 for a replay, claimed in the replay guard until the link expires).
 Only then is the question recorded as finished and `complete()` called for it.
 
-Every response carries `Cache-Control: no-store`, `Referrer-Policy: no-referrer`, a
+Every response carries `Cache-Control: no-store`, `Referrer-Policy: same-origin` (the
+link, in the address, is never sent to another site; `no-referrer` would make browsers
+send `Origin: null` with the page's own POST, which the `Origin` check refuses), a
 Content-Security-Policy that allows nothing but a form posting to this server
 (`default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`),
 `X-Frame-Options: DENY` and `X-Content-Type-Options: nosniff`.
@@ -47,7 +49,7 @@ CSRF_COOKIE = "mcp_resolve_csrf"
 HEADERS = {
     "Cache-Control": "no-store",
     "Pragma": "no-cache",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",
     "Content-Security-Policy": (
         "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     ),

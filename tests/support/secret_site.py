@@ -3,8 +3,9 @@
 For the secret-form tests (an HTTP client as the browser) and the browser tests (headless
 chromium): `async with secret_site() as site:` serves, with uvicorn on 127.0.0.1 in the
 test's own event loop, an `MCPServer` under MCP authorization (every bearer token names
-its user, `support.trust_kit.Verifier`) with one tool, `connect(key)`, whose `key` comes
-from a `SecretForm` (`TrackerKey`: a masked API key and a project name), and the server's
+its user, `support.trust_kit.Verifier`) with two tools, `connect(key)`, whose `key` comes
+from a `SecretForm` (`TrackerKey`: a masked API key and a project name), and
+`approve(order)`, which waits for a plain page (`Pages.ask`), and the server's
 own sign-in step, `GET /signed-in?user=NAME` (it sets the `SignedInCookie`; a demo's
 sign-in, trusting the query). `mcp_client(site, mode, user)` is the user's MCP client:
 signed in with a bearer token, consenting to open each page, every HTTP body it sends
@@ -78,6 +79,17 @@ async def connect(key: Annotated[TrackerKey, Resolve(tracker_key)]) -> str:
     return f"Connected to project {key.project}."
 
 
+async def approval(order: str) -> str | ElicitURL:
+    pages = SITES[-1].pages
+    if await pages.finished(f"approve-{order}"):
+        return f"approved {order}"
+    return pages.ask(f"Approve order {order} in your browser", ref=f"approve-{order}", timeout=30)
+
+
+async def approve(order: str, approved: Annotated[str, Resolve(approval)]) -> str:
+    return approved
+
+
 @contextlib.asynccontextmanager
 async def secret_site(ttl: float = TTL) -> AsyncIterator[SecretSite]:
     port = free_port()
@@ -94,6 +106,7 @@ async def secret_site(ttl: float = TTL) -> AsyncIterator[SecretSite]:
         request_state_security=RequestStateSecurity(keys=[KEY]),
     )
     server.tool()(resolved(connect))
+    server.tool()(resolved(approve))
     pages.mount(server)
 
     async def sign_in(request: Request) -> Response:
