@@ -17,6 +17,8 @@ from support.secret_site import TTL, SecretSite, mcp_client, secret_site
 from support.tracing import every_text, recording
 from support.trust_kit import MODES
 
+from mcp_resolve import User
+
 pytestmark = pytest.mark.anyio
 
 SECRET = "sk-live-7f3a9c0e51d24b86a2"
@@ -170,3 +172,24 @@ async def test_what_is_kept_for_the_resolver_is_sealed(site: SecretSite) -> None
     assert len(kept) == 1
     assert SECRET not in kept[0][0]
     assert "WEB" not in kept[0][0]
+
+
+async def test_an_answer_moved_to_another_users_question_is_refused(
+    site: SecretSite, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The store alone cannot hand one user's secret to another: the sealed answer is
+    bound to its user (as a Redis holding it could try, by copying it under bob's id)."""
+    link = await a_link(site, "alice")
+    async with browser(site, "alice") as alice:
+        await submit(alice, link, api_key=SECRET, project="WEB")
+    signer = site.pages._signer
+    ref = site.form._ref("tracker")
+    ids = {u: signer.elicitation_id(signer.user_tag(User(u)), ref) for u in ("alice", "bob")}
+    sealed = await site.pages.answers.read(ids["alice"])
+    assert sealed is not None
+    assert await site.pages.answers.keep(ids["bob"], sealed, site.clock.t + TTL)
+    async with mcp_client(site, "legacy", "bob", answer="decline") as client:
+        await client.call_tool("connect", {})
+    assert site.received == []  # bob's call asked bob (his own page) instead
+    assert len(site.links) == 2
+    assert "A kept answer of the form 'TrackerKey' was refused" in caplog.text
