@@ -12,6 +12,17 @@ answering while the browser waits for it.
         await browser.fill("api_key", "sk-...")  # an input, by its name
         await browser.click("Save")  # a button, by its text
         assert "Done" in await browser.text()  # what the page shows
+        await browser.wait_for("Signed in")  # what a page shows after redirects
+
+As a test's fixture (a fresh browser, so fresh cookies, per test; tests mark themselves
+`pytest.mark.browser`, which `make browser` selects and the other Pythons' runs leave out):
+
+    @pytest.fixture
+    def browser() -> Iterator[Browser]:
+        with chromium() as opened:
+            yield opened
+
+`browser.driver` is the Selenium WebDriver itself, for anything else (cookies, scripts).
 
 Why Selenium and not Playwright: Debian builds `chromium-driver` from the same source as
 `chromium`, so the driver always speaks the installed browser's protocol; Playwright
@@ -29,6 +40,7 @@ from typing import TypeVar
 import anyio
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -64,10 +76,17 @@ class Browser:
         await self._run(fill)
 
     async def click(self, text: str) -> None:
-        """Press the page's button that reads `text`, and wait for the next page."""
+        """Press the page's button that reads `text` (a `<button>`, or an `<input>` of type
+        submit with that value), and wait until the next page replaced this one."""
+        if "'" in text:
+            raise ValueError(f"click() takes a button's text without quotes, got {text!r}")
 
         def click() -> None:
-            button = self.driver.find_element(By.XPATH, f"//button[normalize-space()='{text}']")
+            button = self.driver.find_element(
+                By.XPATH,
+                f"//button[normalize-space()='{text}']"
+                f" | //input[@type='submit' and @value='{text}']",
+            )
             page = self.driver.find_element(By.TAG_NAME, "html")
             button.click()
             WebDriverWait(self.driver, 20).until(staleness_of(page))  # the next page is in
@@ -79,6 +98,27 @@ class Browser:
         return await self._run(
             lambda: f"{self.driver.title}\n{self.driver.find_element(By.TAG_NAME, 'body').text}"
         )
+
+    async def wait_for(self, text: str, timeout: float = 20.0) -> str:
+        """The page's text once it shows `text` (after redirects, or a page's own script);
+        fails after `timeout` seconds, with what the page showed."""
+
+        def shows() -> str:
+            found = ""
+
+            def showing(driver: WebDriver) -> bool:
+                nonlocal found
+                found = f"{driver.title}\n{driver.find_element(By.TAG_NAME, 'body').text}"
+                return text in found
+
+            try:
+                WebDriverWait(self.driver, timeout, poll_frequency=0.1).until(showing)
+            except TimeoutException:
+                raise AssertionError(f"the page never showed {text!r}; it shows: {found}") from None
+            return found
+
+        with anyio.fail_after(timeout + 10):
+            return await anyio.to_thread.run_sync(shows)
 
     async def html(self) -> str:
         """The page's HTML as the browser holds it now."""

@@ -36,7 +36,7 @@ def browser() -> Iterator[Browser]:
 
 async def sign_in(browser: Browser, site: SecretSite, user: str) -> None:
     await browser.open(f"{site.base}/signed-in?user={user}")
-    assert f"Signed in as {user}." in await browser.text()
+    await browser.wait_for(f"Signed in as {user}.")
 
 
 async def a_link(site: SecretSite, user: str = "alice") -> str:
