@@ -85,6 +85,10 @@ class SecretForm(Generic[M]):
             (field.alias or attribute, field.title or _label(attribute), field)
             for attribute, field in model.model_fields.items()
         ]
+        if any(key == "csrf" for key, _, _ in self._fields):
+            raise ValueError(
+                f"secret_form({model.__name__}): 'csrf' is the page's own field; rename it"
+            )
 
     def ask(
         self,

@@ -13,11 +13,14 @@ import httpx2
 import mcp_types as types
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from support.secret_site import TTL, SecretSite, mcp_client, secret_site
+from pydantic import BaseModel, SecretStr
+from support.secret_site import TTL, SecretSite, TrackerKey, mcp_client, secret_site
 from support.tracing import every_text, recording
 from support.trust_kit import MODES
 
 from mcp_resolve import User
+from mcp_resolve.pages import Pages
+from mcp_resolve.seal import KeyRing
 
 pytestmark = pytest.mark.anyio
 
@@ -193,3 +196,25 @@ async def test_an_answer_moved_to_another_users_question_is_refused(
     assert site.received == []  # bob's call asked bob (his own page) instead
     assert len(site.links) == 2
     assert "A kept answer of the form 'TrackerKey' was refused" in caplog.text
+
+
+def test_a_form_the_page_cannot_carry_is_refused_when_made() -> None:
+    class Clash(BaseModel):
+        csrf: SecretStr
+
+    class TrackerKeyAgain(BaseModel):
+        api_key: SecretStr
+
+    class Empty(BaseModel):
+        pass
+
+    pages = Pages(KeyRing("k" * 32), "https://tracker.example")
+    with pytest.raises(ValueError, match="'csrf' is the page's own field"):
+        pages.secret_form(Clash)
+    with pytest.raises(ValueError, match="the model has no fields"):
+        pages.secret_form(Empty)
+    with pytest.raises(TypeError, match="pydantic model class"):
+        pages.secret_form(dict)  # type: ignore[type-var]
+    pages.secret_form(TrackerKey)
+    with pytest.raises(ValueError, match="a form named 'TrackerKey' exists already"):
+        pages.secret_form(TrackerKeyAgain, name="TrackerKey")
