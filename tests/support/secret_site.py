@@ -28,6 +28,7 @@ from mcp.server.request_state import RequestStateSecurity
 from pydantic import BaseModel, Field, SecretStr
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
 
 from mcp_resolve import ElicitURL, Resolve, User
 from mcp_resolve.mcp import resolved
@@ -36,7 +37,7 @@ from mcp_resolve.seal import KeyRing
 
 from .live_server import serving
 from .load_balancer import free_port
-from .trust_kit import AUTH, KEY, Clock, Verifier
+from .trust_kit import AUTH, KEY, Clock, Verifier, serve
 
 TTL = 60.0
 
@@ -91,7 +92,10 @@ async def approve(order: str, approved: Annotated[str, Resolve(approval)]) -> st
 
 
 @contextlib.asynccontextmanager
-async def secret_site(ttl: float = TTL) -> AsyncIterator[SecretSite]:
+async def secret_site(ttl: float = TTL, host: str = "mcpserver") -> AsyncIterator[SecretSite]:
+    """The site, on `MCPServer` by default; `host="lowlevel"` or `"fastmcp"` serves the
+    same tools through the SDK's Streamable HTTP app of that host (`support.trust_kit`),
+    under the same authorization, the pages and the sign-in mounted on that app."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     clock = Clock()
@@ -99,25 +103,31 @@ async def secret_site(ttl: float = TTL) -> AsyncIterator[SecretSite]:
     signed_in = SignedInCookie(keys, secure=False, clock=clock)
     pages = Pages(keys, base, ttl=ttl, browser=signed_in, clock=clock)
     form = pages.secret_form(TrackerKey, title="Tracker API key")
-    server = MCPServer(
-        "secrets",
-        auth=AUTH,
-        token_verifier=Verifier(),
-        request_state_security=RequestStateSecurity(keys=[KEY]),
-    )
-    server.tool()(resolved(connect))
-    server.tool()(resolved(approve))
-    pages.mount(server)
 
     async def sign_in(request: Request) -> Response:
         response = PlainTextResponse(f"Signed in as {request.query_params['user']}.")
         signed_in.set(response, User(request.query_params["user"]))
         return response
 
-    server.custom_route("/signed-in", methods=["GET"])(sign_in)
+    if host == "mcpserver":
+        server = MCPServer(
+            "secrets",
+            auth=AUTH,
+            token_verifier=Verifier(),
+            request_state_security=RequestStateSecurity(keys=[KEY]),
+        )
+        server.tool()(resolved(connect))
+        server.tool()(resolved(approve))
+        pages.mount(server)
+        server.custom_route("/signed-in", methods=["GET"])(sign_in)
+        app = server.streamable_http_app(host="127.0.0.1")
+    else:
+        app = serve(host, connect, approve, auth=True).http()
+        pages.mount(app)
+        app.router.routes.insert(0, Route("/signed-in", sign_in, methods=["GET"]))
     SITES.append(SecretSite(base, pages, form, clock))
     try:
-        async with serving(server.streamable_http_app(host="127.0.0.1"), port):
+        async with serving(app, port):
             yield SITES[-1]
     finally:
         SITES.pop()

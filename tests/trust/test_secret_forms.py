@@ -104,6 +104,28 @@ async def test_the_secret_reaches_the_tool_and_no_message_log_or_span(
     assert SECRET not in every_text(recorded)
 
 
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("host", ["lowlevel", "fastmcp"])
+async def test_a_secret_form_on_the_other_hosts_completes_its_call(host: str, mode: str) -> None:
+    async with secret_site(host=host) as other:
+        results: list[types.CallToolResult] = []
+        async with mcp_client(other, mode, "alice") as client, anyio.create_task_group() as group:
+
+            async def run() -> None:
+                results.append(await client.call_tool("connect", {}))
+
+            group.start_soon(run)
+            with anyio.fail_after(10):
+                while not other.links:
+                    await anyio.sleep(0.01)
+            async with browser(other, "alice") as alice:
+                _, done = await submit(alice, other.links[0], api_key=SECRET, project="WEB")
+            assert done.status_code == 200, done.text
+        assert getattr(results[0].content[0], "text", "") == "Connected to project WEB."
+        assert other.received == [SECRET]
+        assert SECRET.encode() not in bytes(other.wire)
+
+
 async def test_a_validation_error_re_renders_the_form_without_the_secret(
     site: SecretSite, caplog: pytest.LogCaptureFixture
 ) -> None:
