@@ -2,8 +2,8 @@
 #   make demo   runs the demo
 #   make test   runs the whole test suite
 # (`make conformance` runs the official MCP conformance suite; it installs what it needs.
-# `make typescript` runs the tests that drive the TypeScript SDK's client; `make test` installs
-# that client first.)
+# `make typescript` runs the tests that drive the TypeScript SDK's client, `make browser` the ones
+# that drive Debian's headless chromium; `make test` installs that client and that browser first.)
 # Both create (or reuse) .venv and install the project with its dev extra into it, at the
 # versions CI tests (constraints.txt; `make lock` renews it, `make test-latest` tries the newest).
 # `make test-3.10` / `test-3.13` run the suite on another Python (pyenv's), `make test-lowest`
@@ -15,7 +15,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: demo test lint docs bench clean redis-server haproxy conformance npm dist test-lowest \
-	test-latest lock typescript
+	test-latest lock typescript chromium browser
 
 # pip's own output is a wall of text; this shows one line that counts what pip collects, then
 # what it installs. pip's errors (stderr) are shown as they are; pipefail keeps its status.
@@ -55,8 +55,12 @@ TS_CLIENT     := 2.4.0
 TS_TASKS      := 0.2.2
 TS_STAMP      := $(TS_DIR)/.installed-$(TS_NODE)-$(TS_CLIENT)-$(TS_TASKS)
 
-test: $(STAMP) redis-server haproxy $(TS_STAMP)
+test: $(STAMP) redis-server haproxy chromium $(TS_STAMP)
 	$(BIN)/python $(PYTEST)
+
+# The tests marked `browser` (a real headless chromium on the server's own pages).
+browser: $(STAMP) chromium
+	$(BIN)/python -m pytest -m browser tests
 
 typescript: $(STAMP) $(TS_STAMP)
 	$(BIN)/python -m pytest -m typescript tests/deploy
@@ -85,11 +89,12 @@ find-python = py=$$(pyenv prefix "$$(pyenv latest $(1) 2>/dev/null)" 2>/dev/null
 		-e ".[dev]" | $(PROGRESS)
 	@touch $@
 
-# The wheel test (tests/tooling/test_wheel.py) and the TypeScript client's (marker typescript)
-# run on the default Python only: the wheel test builds and installs the package, which takes
-# minutes, and the packaging, like the wire the TypeScript client sees, is the same on every Python.
+# The wheel test (tests/tooling/test_wheel.py), the TypeScript client's (marker typescript) and
+# the browser's (marker browser) run on the default Python only: the wheel test builds and
+# installs the package, which takes minutes, and the packaging, like the wire the TypeScript
+# client and the browser see, is the same on every Python.
 test-%: .venv-%/.installed redis-server haproxy
-	.venv-$*/bin/python $(PYTEST) -m "not wheel and not typescript"
+	.venv-$*/bin/python $(PYTEST) -m "not wheel and not typescript and not browser"
 
 # The suite with every dependency we declare at its lower bound (.ci/lowest.py turns
 # pyproject's `>=` bounds into `==` pins), in .venv-lowest, on the lowest Python we support.
@@ -107,7 +112,7 @@ $(LOWEST)/.installed: pyproject.toml .ci/lowest.py
 	@touch $@
 
 test-lowest: $(LOWEST)/.installed redis-server haproxy
-	$(LOWEST)/bin/python $(PYTEST) -m "not wheel and not typescript"
+	$(LOWEST)/bin/python $(PYTEST) -m "not wheel and not typescript and not browser"
 
 # The suite, the type checker and the linter on the newest release of every dependency
 # (constraints.txt ignored), in a .venv-latest made anew each time: tells when an upstream
@@ -121,7 +126,7 @@ test-latest: redis-server haproxy
 		-e ".[dev]" | $(PROGRESS)
 	$(LATEST)/bin/python -m mypy --strict mcp_resolve
 	$(LATEST)/bin/python -m ruff check .
-	$(LATEST)/bin/python $(PYTEST) -m "not wheel and not typescript"
+	$(LATEST)/bin/python $(PYTEST) -m "not wheel and not typescript and not browser"
 
 # constraints.txt anew: a fresh venv per supported Python with the newest releases
 # pyproject.toml admits, their `pip freeze` merged by .ci/lock.py (a pin that differs
@@ -166,6 +171,18 @@ haproxy:
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends \
 			haproxy >/dev/null; \
 		PATH="$$PATH:/usr/sbin:/usr/local/sbin" command -v haproxy >/dev/null; }
+
+# The browser tests (marker browser) drive Debian's headless chromium through Debian's
+# chromium-driver (built from the same source, so always of the same version); installed the
+# same way.
+chromium:
+	@{ command -v chromium && command -v chromedriver; } >/dev/null || { \
+		echo "Installing chromium and chromium-driver (Debian packages) for the browser tests"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq >/dev/null && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends \
+			chromium chromium-driver >/dev/null; \
+		command -v chromium >/dev/null && command -v chromedriver >/dev/null; }
 
 # The official MCP conformance suite (npm @modelcontextprotocol/conformance), both lines at
 # pinned versions, and the Node >= 22 it needs (the npm package `node`), all in $(SUITES),

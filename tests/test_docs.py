@@ -437,6 +437,17 @@ def test_accounts_user_scope() -> None:
     assert "'tracker_client'" in seen["anonymous"]
 
 
+def test_accounts_secret_form() -> None:
+    seen = observe("accounts_secret_form")
+    assert seen["the client was asked"]["mode"] == "url"
+    assert seen["a short project"]["status"] == 400
+    assert not seen["a short project"]["shows the key again"]
+    assert seen["submitted"] == 200
+    assert seen["result"].startswith("WEB: 3 open issues")
+    assert seen["the key in any MCP message"] is False
+    assert seen["submitted again"] == 410
+
+
 def test_accounts_pages() -> None:
     seen = observe("accounts_pages")
     assert seen["page"] == [200, 200]

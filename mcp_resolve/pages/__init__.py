@@ -5,12 +5,15 @@ one-time, expiring links to them, and how a browser proves its user. A page fini
 calls `complete()` (protocol/completion.py), so the waiting call wakes on any worker.
 This layer stands above `protocol` (it uses the completion bus and the signed-in user)
 and below `hosts`; it knows Starlette, and of each framework only that it can mount
-routes. What does not belong here: the questions themselves (`ElicitURL`, authoring) and
+routes; a form page (`SecretForm`) keeps the user's answer sealed until its resolver
+reads it. What does not belong here: the questions themselves (`ElicitURL`, authoring) and
 the flow of a call (protocol). docs/accounts-and-secrets.md states what it promises.
 """
 
 from .browser import BearerBrowser, BrowserIdentity, SignedInCookie
 from .finished import FinishedPages, MemoryFinishedPages
+from .form_answers import MemoryPageAnswers, PageAnswers
+from .forms import SecretForm
 from .routes import PageText
 from .site import Pages
 
@@ -19,7 +22,10 @@ __all__ = [
     "BrowserIdentity",
     "FinishedPages",
     "MemoryFinishedPages",
+    "MemoryPageAnswers",
+    "PageAnswers",
     "PageText",
     "Pages",
+    "SecretForm",
     "SignedInCookie",
 ]

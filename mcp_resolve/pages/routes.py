@@ -10,7 +10,9 @@ site when the browser sends one (403), the anti-forgery value (403), and a first
 the question (410 for a replay, claimed in the replay guard until the link expires).
 Only then is the question recorded as finished and `complete()` called for it.
 
-Every response carries `Cache-Control: no-store`, `Referrer-Policy: no-referrer`, a
+Every response carries `Cache-Control: no-store`, `Referrer-Policy: same-origin` (the
+link, in the address, is never sent to another site; `no-referrer` would make browsers
+send `Origin: null` with the page's own POST, which the `Origin` check refuses), a
 Content-Security-Policy that allows nothing but a form posting to this server
 (`default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`),
 `X-Frame-Options: DENY` and `X-Content-Type-Options: nosniff`.
@@ -22,7 +24,8 @@ import html
 import logging
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from starlette.requests import Request
@@ -33,7 +36,11 @@ from ..state.at_most_once import CLOCK_SKEW
 from ..state.replay_guard import ReplayGuard
 from .browser import BrowserIdentity
 from .finished import FinishedPages
+from .form_answers import MemoryPageAnswers, PageAnswers
 from .link import Link, Signer
+
+if TYPE_CHECKING:
+    from .forms import SecretForm
 
 logger = logging.getLogger("mcp_resolve")
 
@@ -42,7 +49,7 @@ CSRF_COOKIE = "mcp_resolve_csrf"
 HEADERS = {
     "Cache-Control": "no-store",
     "Pragma": "no-cache",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",
     "Content-Security-Policy": (
         "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     ),
@@ -74,6 +81,8 @@ class PageRoutes:
     path: str
     secure: bool
     clock: Callable[[], float]
+    answers: PageAnswers = field(default_factory=MemoryPageAnswers)
+    forms: dict[str, SecretForm[Any]] = field(default_factory=dict)
 
     async def handle(self, request: Request) -> Response:
         link = self.signer.read(str(request.path_params.get("token", "")))
@@ -101,22 +110,32 @@ class PageRoutes:
             return _page(403, "Not your link", "This link was made for another account.")
         return None
 
-    def _show(self, request: Request, link: Link) -> Response:
-        text = self.texts.get(link.page)
-        if text is None:
-            return _page(404, "Not found", "This link is not valid.")
+    def _show(
+        self,
+        request: Request,
+        link: Link,
+        errors: dict[str, str] | None = None,
+        echo: dict[str, str] | None = None,
+    ) -> Response:
+        text, form = self.texts.get(link.page), self.forms.get(link.page)
         browser = request.cookies.get(CSRF_COOKIE, "")
         if not 20 <= len(browser) <= 64:
             browser = secrets.token_urlsafe(24)
         csrf = self.signer.csrf(link.token, browser)
-        body = (
-            f"<p>{html.escape(text.text)}</p>"
-            '<form method="post">'
-            f'<input type="hidden" name="csrf" value="{html.escape(csrf)}">'
-            f'<button type="submit">{html.escape(text.button)}</button>'
-            "</form>"
-        )
-        response = _page(200, text.title, body, raw=True)
+        if form is not None:
+            body = form.render(csrf, errors or {}, echo or {})
+            response = _page(400 if errors else 200, form.title, body, raw=True)
+        elif text is not None:
+            body = (
+                f"<p>{html.escape(text.text)}</p>"
+                '<form method="post">'
+                f'<input type="hidden" name="csrf" value="{html.escape(csrf)}">'
+                f'<button type="submit">{html.escape(text.button)}</button>'
+                "</form>"
+            )
+            response = _page(200, text.title, body, raw=True)
+        else:
+            return _page(404, "Not found", "This link is not valid.")
         response.set_cookie(
             CSRF_COOKIE,
             browser,
@@ -138,6 +157,20 @@ class PageRoutes:
         if not self.signer.csrf_ok(link.token, browser, form.get("csrf", "")):
             return _page(403, "Refused", "Open the link again and use its button.")
         expires = link.expires_at + CLOCK_SKEW
+        form_page = self.forms.get(link.page)
+        if form_page is not None:  # the answer is kept (sealed) before the page is finished
+            submitted, errors = form_page.check(form)
+            if submitted is None:
+                return self._show(request, link, errors, form_page.echo(form))
+            try:
+                kept = await form_page.keep(link, submitted, expires)
+            except Exception:
+                logger.exception("A form page's answer could not be kept (its store failed)")
+                return _page(503, "Try again", "This page could not be finished now; try again.")
+            if not kept:
+                return _page(410, "Already done", "This link was already used.")
+        elif link.page not in self.texts:
+            return _page(404, "Not found", "This link is not valid.")
         try:  # recorded before it is claimed: a claimed question is always found finished
             await self.finished.record(link.elicitation_id, expires)
             first = await self.guard.claim(

@@ -13,18 +13,23 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel
 from starlette.routing import Route
 
 from ..markers import LINK_IN_ERROR, ElicitURL
 from ..protocol.signed_in import signed_in_user
 from ..seconds import seconds
+from ..state.at_most_once import CLOCK_SKEW
 from ..state.keys import KeyRing
 from ..state.replay_guard import MemoryReplayGuard, ReplayGuard
+from ..state.seal import StateSealer
 from .browser import BrowserIdentity, SignedInCookie
 from .finished import FinishedPages, MemoryFinishedPages
+from .form_answers import MemoryPageAnswers, PageAnswers
+from .forms import SecretForm
 from .link import Signer
 from .routes import PageRoutes, PageText, origin_of
 
@@ -35,6 +40,7 @@ CONTINUE = PageText(
     text="Your app asked you to confirm this step. Continue only if you started it.",
     button="Continue",
 )
+M = TypeVar("M", bound=BaseModel)
 
 
 class Pages:
@@ -46,7 +52,9 @@ class Pages:
     see `link`). `browser` says how a browser proves its user (by default a
     `SignedInCookie` that the server's own sign-in step sets). `guard` makes each question
     finishable once (across workers, a shared guard such as `RedisReplayGuard`);
-    `finished` records which were finished (in memory by default: one process).
+    `finished` records which were finished (in memory by default: one process);
+    `answers` keeps what users submitted on form pages, sealed (`secret_form`; in memory
+    by default, `RedisPageAnswers` across workers).
 
     Without MCP authorization there is no user to bind a page to: `ask()` is refused
     unless `anonymous=True`, in which case whoever holds the link may finish it (the link
@@ -63,6 +71,7 @@ class Pages:
         browser: BrowserIdentity | None = None,
         guard: ReplayGuard | None = None,
         finished: FinishedPages | None = None,
+        answers: PageAnswers | None = None,
         anonymous: bool = False,
         page: PageText = CONTINUE,
         clock: Callable[[], float] = time.time,
@@ -85,13 +94,18 @@ class Pages:
         )
         self.guard: ReplayGuard = guard if guard is not None else MemoryReplayGuard()
         self.store: FinishedPages = finished if finished is not None else MemoryFinishedPages()
+        self.answers: PageAnswers = answers if answers is not None else MemoryPageAnswers()
         self._clock = clock
         self._signer = Signer(keys, self.base)
+        self._sealer = StateSealer(  # the answers of form pages, for as long as a link lives
+            keys, ttl=2 * self.ttl + CLOCK_SKEW, audience=self.base, now=clock
+        )
         self._endpoint = PageRoutes(
             signer=self._signer,
             browser=self.browser,
             guard=self.guard,
             finished=self.store,
+            answers=self.answers,
             texts={"continue": page},
             origin=origin,
             path=path,
@@ -115,17 +129,41 @@ class Pages:
         finds the page finished. `fallback=` takes any `ElicitURL` fallback instead."""
         if not isinstance(ref, str) or not ref:
             raise TypeError(f"Pages.ask() needs a non-empty ref, got {ref!r}")
-        tag = self._user_tag(ref)
-        eid = self._signer.elicitation_id(tag, ref)
-        token = self._signer.token("continue", eid, tag, message, self._clock(), self.ttl)
-        url = f"{self.base}/{token}"
-        return ElicitURL(
-            message, url, elicitation_id=eid, wait=True, timeout=timeout, fallback=fallback
-        )
+        return self._question("continue", message, ref, timeout, fallback)
 
     async def finished(self, ref: str) -> bool:
         """Whether the signed-in user finished the page asked under `ref`."""
-        return await self.store.finished(self._signer.elicitation_id(self._user_tag(ref), ref))
+        return await self.store.finished(self._identify(ref)[0])
+
+    def secret_form(
+        self,
+        model: type[M],
+        *,
+        name: str | None = None,
+        title: str = "Enter it here",
+        text: str = "Your app asked for this. It goes to the server only, never to the app.",
+        button: str = "Save",
+    ) -> SecretForm[M]:
+        """A form page for `model` (a pydantic model; `SecretStr` fields masked), whose
+        answer goes to the resolver and never through the MCP client: see `SecretForm`.
+        Call it at import time, on every worker. `name` (the model's name by default)
+        tells the forms of these pages apart and is part of their links."""
+        form = SecretForm(
+            model,
+            name=name or model.__name__,
+            title=title,
+            text=text,
+            button=button,
+            question=self._question,
+            identify=self._identify,
+            answers=self.answers,
+            sealer=self._sealer,
+        )
+        known = self._endpoint.forms.get(form.page)
+        if known is not None and known.model is not model:
+            raise ValueError(f"Pages.secret_form(): a form named {form.name!r} exists already")
+        self._endpoint.forms[form.page] = form
+        return form
 
     def routes(self) -> list[Route]:
         """The Starlette routes to add to the server's HTTP app (see `mount`)."""
@@ -148,11 +186,27 @@ class Pages:
             )
         router.routes[:0] = self.routes()
 
+    def _question(
+        self, page: str, message: str, ref: str, timeout: float | None, fallback: Any
+    ) -> ElicitURL:
+        eid, tag = self._identify(ref)
+        token = self._signer.token(page, eid, tag, message, self._clock(), self.ttl)
+        url = f"{self.base}/{token}"
+        return ElicitURL(
+            message, url, elicitation_id=eid, wait=True, timeout=timeout, fallback=fallback
+        )
+
+    def _identify(self, ref: str) -> tuple[str, str]:
+        """The elicitation id of `ref` for the signed-in user, and the user's tag."""
+        tag = self._user_tag(ref)
+        return self._signer.elicitation_id(tag, ref), tag
+
     def _user_tag(self, ref: str) -> str:
         user = signed_in_user()
         if user is None and not self.anonymous:
+            shown = ref.rsplit("\x1f", 1)[-1]  # a form's ref as its author wrote it
             raise ToolError(
-                f"The page {ref!r} must be bound to a signed-in user, and this call has none: "
+                f"The page {shown!r} must be bound to a signed-in user, and this call has none: "
                 "the server needs MCP authorization (or Pages(anonymous=True), where whoever "
                 "holds the link may finish it)"
             )

@@ -1,6 +1,7 @@
 """Several workers on one Redis: at most once (`RedisReplayGuard`), URL completions
-(`RedisCompletionBus`), finished pages (`RedisFinishedPages`) and user-scoped values
-(`RedisUserValues`, sealed with the key ring) shared by every worker.
+(`RedisCompletionBus`), finished pages (`RedisFinishedPages`), the answers of form pages
+(`RedisPageAnswers`, sealed by the pages) and user-scoped values (`RedisUserValues`,
+sealed with the key ring) shared by every worker.
 
 Needs the `redis` extra (`pip install "mcp-resolve[redis]"`), which brings the maintained
 `redis` client; its asyncio API runs on asyncio (uvicorn, the SDK's own transports).
@@ -9,12 +10,14 @@ Needs the `redis` extra (`pip install "mcp-resolve[redis]"`), which brings the m
 from .client import RedisUnavailable
 from .completion_bus import RedisCompletionBus
 from .finished_pages import RedisFinishedPages
+from .page_answers import RedisPageAnswers
 from .replay_guard import RedisReplayGuard
 from .user_values import RedisUserValues
 
 __all__ = [
     "RedisCompletionBus",
     "RedisFinishedPages",
+    "RedisPageAnswers",
     "RedisReplayGuard",
     "RedisUnavailable",
     "RedisUserValues",

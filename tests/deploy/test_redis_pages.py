@@ -17,7 +17,7 @@ from support.redis_server import RedisServer
 
 from mcp_resolve import ElicitURL, ResolutionError, Resolve, User
 from mcp_resolve.pages import Pages, SignedInCookie
-from mcp_resolve.redis import RedisFinishedPages, RedisReplayGuard
+from mcp_resolve.redis import RedisFinishedPages, RedisPageAnswers, RedisReplayGuard
 from mcp_resolve.seal import KeyRing
 from mcp_resolve.testing import AskedQuestion, call
 
@@ -102,4 +102,24 @@ async def test_a_question_finished_on_one_worker_is_done_on_every_worker(
     again_call = await call(approve, {"order": "5"}, user="alice", answers=visit)
     assert again_call.result == "approved 5"  # the second worker's resolver finds it done
     for store in stores:
+        await store.aclose()
+
+
+async def test_a_form_answer_is_kept_once_for_every_worker_until_its_link_expires(
+    redis_server: RedisServer,
+) -> None:
+    one = RedisPageAnswers(redis_server.url, audience="tracker")
+    two = RedisPageAnswers(redis_server.url, audience="tracker")
+    other_service = RedisPageAnswers(redis_server.url, audience="shop")
+    assert await one.keep("page-abc", "sealed-1", time.time() + 60)
+    assert not await two.keep("page-abc", "sealed-2", time.time() + 60)  # the first stays
+    assert await two.read("page-abc") == "sealed-1"
+    assert await two.read("page-xyz") is None
+    assert await other_service.read("page-abc") is None
+    assert not await one.keep("page-old", "sealed", time.time() - 1)  # already expired
+    ttl_ms = await one.redis.pttl("mcp_resolve:tracker:answer:page-abc")
+    assert 50_000 < ttl_ms <= 60_000
+    with pytest.raises(ValueError, match="audience"):
+        RedisPageAnswers(redis_server.url, audience="")
+    for store in (one, two, other_service):
         await store.aclose()

@@ -225,7 +225,7 @@ async def test_every_page_response_carries_the_security_headers(site: Site) -> N
         for response in (await client.get(link), await client.get(link + "x")):
             headers = response.headers
             assert headers["cache-control"] == "no-store"
-            assert headers["referrer-policy"] == "no-referrer"
+            assert headers["referrer-policy"] == "same-origin"
             assert "frame-ancestors 'none'" in headers["content-security-policy"]
             assert "default-src 'none'" in headers["content-security-policy"]
             assert headers["x-frame-options"] == "DENY"
