@@ -43,8 +43,8 @@ class ResolverGraph(Graph):
         self,
         arguments: Mapping[str, Any],
         context: Any = None,
-        *,
         app: AppScope | None = None,
+        *,
         trace: CallTrace | None = None,
         capabilities: Any = None,
     ) -> Resolution:

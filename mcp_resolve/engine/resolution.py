@@ -129,8 +129,21 @@ class Resolution:
 
     # -- the walk ------------------------------------------------------------------------
 
-    async def resolve(
+    def resolve(
         self, answers: Mapping[str, Answer | Outcome | Supplied] | None = None
+    ) -> Awaitable[Resolved | Suspended]:
+        """Walk the graph: every resolved value (`Resolved`), or this round's questions.
+
+        Not a coroutine itself: a straight plan's first walk (`compile_first`) is handed
+        back as it is, one coroutine fewer on the call that asks nothing.
+        """
+        first = self._plan.first
+        if first is not None and self._result is None and not answers and not self._answers:
+            return first(self)
+        return self._resolve(answers)
+
+    async def _resolve(
+        self, answers: Mapping[str, Answer | Outcome | Supplied] | None
     ) -> Resolved | Suspended:
         if type(self._result) is Resolved:
             return self._result

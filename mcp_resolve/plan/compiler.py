@@ -30,6 +30,8 @@ from ..outcomes import OUTCOME_TYPES
 
 PENDING: Any = object()
 """A resolver's value before it has run."""
+STARTED: Any = object()
+"""A call's result while its first walk runs (`compile_first`): neither resolved nor asked."""
 BLOCKED: Any = object()
 """A resolver that cannot run this round: something it depends on asked a question."""
 
@@ -37,6 +39,8 @@ Walk = Callable[[Any], Coroutine[Any, Any, None]]
 """The generated walk, called with the call's resolution (whose attributes it drives)."""
 Finish = Callable[[Any], Any]
 """The generated finish: the call's `Resolved` values, or its suspension."""
+First = Callable[[Any], Coroutine[Any, Any, Any]]
+"""The generated first walk of a straight plan: a walk and its finish in one."""
 
 
 def compile_walk(graph: Graph, concurrent: list[bool], straight: bool = False) -> Walk:
@@ -54,6 +58,7 @@ def compile_walk(graph: Graph, concurrent: list[bool], straight: bool = False) -
         "_QUESTIONS": QUESTION_CLASSES,
         "_OUTCOMES": OUTCOME_TYPES,
         "_CONCURRENT": concurrent,
+        "_STARTED": STARTED,
     }
     lines = [
         "async def walk(res):",
@@ -61,12 +66,24 @@ def compile_walk(graph: Graph, concurrent: list[bool], straight: bool = False) -
         "    args = res._args",
         "    ctx = res._context",
     ]
+    lines += _levels(graph, namespace, straight, fresh=False)
+    source = "\n".join(lines) + "\n"
+    code = compile(source, f"<mcp_resolve walk of {graph.tool}>", "exec")
+    exec(code, namespace)
+    walk: Walk = namespace["walk"]
+    return walk
+
+
+def _levels(graph: Graph, namespace: dict[str, Any], straight: bool, fresh: bool) -> list[str]:
+    """The walk's body, level by level (see `compile_walk`, and `compile_first` for `fresh`)."""
+    lines = []
     # App-scoped values the call itself uses; those only other app-scoped resolvers use
     # are the scope's business (it builds them with what needs them).
     looked_up = {t.node for t in graph.targets}
     looked_up.update(d for n in graph.nodes if not n.app for d in n.deps)
     if any(node.app for node in graph.nodes):
         lines.append("    appv = res._app_values")
+    done = "return _finish(res)" if fresh else "return"
     for depth, level in enumerate(graph.levels):
         nodes = [graph.nodes[i] for i in level]
         for node in nodes:
@@ -77,9 +94,9 @@ def compile_walk(graph: Graph, concurrent: list[bool], straight: bool = False) -
         if sum(1 for n in waiting if not n.inline) + (1 if sync else 0) >= 2:
             lines.append(f"    if _CONCURRENT[{depth}]:")
             lines.append("        await res._concurrently()")
-            lines.append("        return")
+            lines.append(f"        {done}")
         for node in waiting:
-            lines.extend(_async_node(node, namespace, track=not straight))
+            lines.extend(_async_node(node, namespace, track=not straight, fresh=fresh))
         if sync:
             names = []
             for node in sync:
@@ -95,11 +112,10 @@ def compile_walk(graph: Graph, concurrent: list[bool], straight: bool = False) -
             extend = ", ".join(f"N{n.index}" for n in later if not n.is_async)
             lines.append("    if batch:")
             lines.append(f"        await res._hop_walk(batch, ({extend}{',' if extend else ''}))")
-    source = "\n".join(lines) + "\n"
-    code = compile(source, f"<mcp_resolve walk of {graph.tool}>", "exec")
-    exec(code, namespace)
-    walk: Walk = namespace["walk"]
-    return walk
+            if fresh:  # a sync resolver asked: the general walk takes the rest
+                lines.append("        if res._stuck:")
+                lines.append("            return await _rest(res)")
+    return lines
 
 
 def concurrent_levels(graph: Graph) -> list[bool]:
@@ -138,13 +154,21 @@ def _app_node(node: Node, namespace: dict[str, Any]) -> list[str]:
     ]
 
 
-def _async_node(node: Node, namespace: dict[str, Any], track: bool = True) -> list[str]:
+def _async_node(
+    node: Node, namespace: dict[str, Any], track: bool = True, fresh: bool = False
+) -> list[str]:
+    """One resolver called and its value stored; `fresh` (`compile_first`) leaves out the
+    checks a first walk cannot need: nothing is settled yet and nothing has asked."""
     i = node.index
     namespace[f"N{i}"] = node
     namespace[f"f{i}"] = node.fn
     condition = f"values[{i}] is _PENDING"
     if node.deps:
         condition += f" and not (res._stuck and res._blocked(N{i}))"
+    if fresh:  # `if True` compiles to nothing; a generator keeps the check the rehearsal
+        # relies on to skip it (`rehearsal._bare_call` settles it in advance)
+        plain = node.kind == ASYNC or (node.inline and node.kind == SYNC)
+        condition = "True" if plain else f"values[{i}] is _PENDING"
     lines = [f"    if {condition}:"]
     call_args: list[str] = []
     for name in node.context_params:
@@ -185,6 +209,7 @@ def _async_node(node: Node, namespace: dict[str, Any], track: bool = True) -> li
         "            raise",
         "        if r.__class__ in _QUESTIONS:",
         f"            res._settle(N{i}, r)",
+        *(["            return await _rest(res)"] if fresh else []),  # it asked: see above
         "        else:",
         f"            values[{i}] = r",
     ]
@@ -204,15 +229,58 @@ def _keyword(name: str, expression: str, namespace: dict[str, Any], i: int, k: i
     return f"**{{K{i}_{k}: {expression}}}"
 
 
+def compile_first(graph: Graph, walk: Walk, finish: Finish, resolved: type) -> First:
+    """The first walk of a call of a `straight` plan, ending with its finish.
+
+    Most calls are one walk that asks nothing, and on a host every bytecode of it counts
+    (cold caches between calls make each one several times dearer than in a loop: see
+    benchmarks/README.md, issue 32). This walk is the general one without what only a
+    later walk or a question needs: no value is checked for being settled (none is yet),
+    no dependency for having asked (none has), and the finish is inlined, with no
+    coroutine of `resolve` around it. The moment a resolver asks, it settles the question
+    and hands over to the general walk, which skips what is settled and goes on.
+    Generated into the walk's namespace, so that the rehearsal stages both at once.
+    """
+    namespace = walk.__globals__
+    namespace["_finish"] = finish
+    lines = [
+        "async def _rest(res):",
+        "    await walk(res)",
+        "    return _finish(res)",
+        "async def first(res):",
+        "    res._result = _STARTED",  # a second `resolve()` after a failure walks generally
+        "    values = res._values",
+        "    args = res._args",
+        "    ctx = res._context",
+    ]
+    lines += _levels(graph, namespace, True, fresh=True)
+    lines += _finish_lines(graph, namespace, resolved)
+    code = compile("\n".join(lines) + "\n", f"<mcp_resolve first walk of {graph.tool}>", "exec")
+    exec(code, namespace)
+    first: First = namespace["first"]
+    return first
+
+
 def compile_finish(graph: Graph, resolved: type) -> Finish:
     """Collect the tool's resolved values, converted per its annotations, in one function."""
-    namespace: dict[str, Any] = {"_Resolved": resolved, "_OUTCOMES": OUTCOME_TYPES}
+    namespace: dict[str, Any] = {"_OUTCOMES": OUTCOME_TYPES}
     lines = [
         "def finish(res):",
         "    if res._stuck:",
         "        return res._suspend()",
         "    values = res._values",
     ]
+    lines += _finish_lines(graph, namespace, resolved)
+    code = compile("\n".join(lines) + "\n", f"<mcp_resolve finish of {graph.tool}>", "exec")
+    exec(code, namespace)
+    finish: Finish = namespace["finish"]
+    return finish
+
+
+def _finish_lines(graph: Graph, namespace: dict[str, Any], resolved: type) -> list[str]:
+    """The resolved values, converted per the tool's annotations, as the call's result."""
+    namespace["_Resolved"] = resolved
+    lines = []
     items = []
     for k, target in enumerate(graph.targets):
         namespace[f"T{k}"] = target
@@ -226,7 +294,4 @@ def compile_finish(graph: Graph, resolved: type) -> Finish:
         items.append(f"{target.parameter!r}: v{k}")
     lines.append(f"    res._result = r = _Resolved({{{', '.join(items)}}})")
     lines.append("    return r")
-    code = compile("\n".join(lines) + "\n", f"<mcp_resolve finish of {graph.tool}>", "exec")
-    exec(code, namespace)
-    finish: Finish = namespace["finish"]
-    return finish
+    return lines

@@ -18,8 +18,10 @@ from ..analysis.nodes import ASYNC, Node
 from .await_points import never_waits
 from .compiler import (
     Finish,
+    First,
     Walk,
     compile_finish,
+    compile_first,
     compile_walk,
     concurrent_level,
     concurrent_levels,
@@ -38,7 +40,7 @@ them unspecialised)."""
 
 
 class Plan:
-    __slots__ = ("concurrent", "finish", "graph", "straight", "walk")
+    __slots__ = ("concurrent", "finish", "first", "graph", "straight", "walk")
 
     def __init__(self, graph: Graph, resolved: type, call_class: type) -> None:
         """`resolved` is the result class `finish` builds; `call_class` is the class of
@@ -63,7 +65,11 @@ class Plan:
         self.concurrent = concurrent_levels(graph)
         self.walk: Walk = compile_walk(graph, self.concurrent, self.straight)
         self.finish: Finish = compile_finish(graph, resolved)
-        rehearse(graph, self.walk, self.finish, call_class, REHEARSALS)
+        # A straight plan's calls start with a walk that needs no checks (`compile_first`).
+        self.first: First | None = None
+        if self.straight:
+            self.first = compile_first(graph, self.walk, self.finish, resolved)
+        rehearse(graph, self.walk, self.finish, call_class, REHEARSALS, self.first)
 
     def learned(self, node: Node, suspends: bool) -> None:
         """The engine saw whether `node` waits: update the one flag it can change.

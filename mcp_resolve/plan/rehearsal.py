@@ -31,7 +31,7 @@ from typing import Any
 
 from ..analysis.graph import Graph
 from ..analysis.nodes import ASYNC, SYNC
-from .compiler import PENDING, Finish, Walk
+from .compiler import PENDING, Finish, First, Walk
 
 
 class _Rehearsed:
@@ -59,9 +59,16 @@ def _sync_stub(**_: Any) -> Any:
     return REHEARSED
 
 
-def rehearse(graph: Graph, walk: Walk, finish: Finish, call_class: type, times: int) -> None:
-    """Run `walk` and `finish` `times` times, each against a fresh bare `call_class`, with
-    stub resolvers and every level inline."""
+def rehearse(
+    graph: Graph,
+    walk: Walk,
+    finish: Finish,
+    call_class: type,
+    times: int,
+    first: First | None = None,
+) -> None:
+    """Run `walk` and `finish` (and a straight plan's `first` walk) `times` times, each
+    against a fresh bare `call_class`, with stub resolvers and every level inline."""
     namespaces = (walk.__globals__, finish.__globals__)
     saved = [dict(namespace) for namespace in namespaces]
     try:
@@ -77,9 +84,20 @@ def rehearse(graph: Graph, walk: Walk, finish: Finish, call_class: type, times: 
             else:  # pragma: no cover - stubs never wait; leave nothing running if one did
                 coroutine.close()
             finish(call)
+            if first is not None:  # in the walk's namespace: staged with it
+                _run(first(_bare_call(graph, call_class)))
     finally:
         for namespace, before in zip(namespaces, saved, strict=True):
             namespace.update(before)
+
+
+def _run(coroutine: Any) -> None:
+    try:
+        coroutine.send(None)
+    except StopIteration:
+        pass
+    else:  # pragma: no cover - stubs never wait; leave nothing running if one did
+        coroutine.close()
 
 
 def _bare_call(graph: Graph, call_class: type) -> Any:

@@ -117,7 +117,10 @@ class ToolFlow:
             raise no_app_scope(self.graph, self.app_scope_hint)
         if self.user_scoped:
             return self._as_user(conn, arguments, body)
-        return self._generation(conn, arguments, body)
+        modern = _modern_versions.get(conn.version)  # `_generation`, one frame fewer
+        if modern or (modern is None and _is_modern(conn.version)):
+            return self._modern(conn, arguments, body)
+        return self._legacy(conn, arguments, body)
 
     async def _as_user(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
         await as_user(conn, self.graph)  # the user's values, or the no-user tool error
@@ -174,54 +177,60 @@ class ToolFlow:
             if self.once is not None:
                 await self.once.claim(state, conn.request_context, opened.expires_at)
         trace = start_call(self.tool, MODERN, state.rounds + 1)
-        resolution = self._start(conn, arguments, trace)
+        if trace is None and not self.wants_capabilities:  # `_start`, one frame fewer
+            resolution = self.graph.start(arguments, conn.context, conn.app)
+        else:
+            resolution = self._start(conn, arguments, trace)
         # Left by hand, as `async with resolution` would (`Resolution.closing`); resolver
         # failures are translated before cleanup sees them, the body's own are not.
         try:
             try:
                 answers = upfront = None
-                if state.asked or state.answers:
+                if state is _FIRST_ROUND:  # no state, or one ignored
+                    if conn.input_responses and conn.request_state is None:  # sent upfront
+                        upfront = self._responses(conn, None, resolution.graph)
+                elif state.asked or state.answers:  # a retry: last round's questions
                     responses = self._responses(conn, state, resolution.graph)
                     if trace is not None:  # this round's answers, to the last round's questions
                         trace.answered(responses, state.rounds)
                     answers = state.answers_with(responses)
-                elif conn.request_state is None and conn.input_responses:  # a first call
-                    upfront = self._responses(conn, None, resolution.graph)
                 outcome = await resolution.resolve(answers)
+                # The rare branches nest under one check: a resolved call pays for one.
                 if isinstance(outcome, Suspended):  # no coroutine for `settled` otherwise
                     outcome = await self.settled(conn, resolution, outcome, upfront)
-                if isinstance(outcome, Suspended):  # a retry, or a task's leg after an answer
-                    waits = held.waiting_for(outcome, answers)
-                    if waits is not None and getattr(conn.session, "defers_waits", False):
-                        conn.session.waits = waits  # a task's leg ends; the next is scheduled
-                    elif waits is not None:  # consented to a step that waits: hold, as legacy
-                        call = self._held(conn, resolution, arguments, trace)
-                        try:
-                            outcome = await held.hold(
-                                conn, call, answers or {}, waits, tool=self.tool,
-                                ask_timeout=self.ask_timeout, limits=self.limits,
-                            )  # fmt: skip
-                        finally:  # a new resolution when the hold closed the last one
-                            resolution = call.resolution
-                if isinstance(outcome, Suspended):
-                    result = self._questions(state, resolution, conn, outcome)
+                    if isinstance(outcome, Suspended):  # a retry, or a task's leg after an answer
+                        waits = held.waiting_for(outcome, answers)
+                        if waits is not None and getattr(conn.session, "defers_waits", False):
+                            conn.session.waits = waits  # a task's leg ends; the next is scheduled
+                        elif waits is not None:  # consented to a step that waits: hold
+                            call = self._held(conn, resolution, arguments, trace)
+                            try:
+                                outcome = await held.hold(
+                                    conn, call, answers or {}, waits, tool=self.tool,
+                                    ask_timeout=self.ask_timeout, limits=self.limits,
+                                )  # fmt: skip
+                            finally:  # a new resolution when the hold closed the last one
+                                resolution = call.resolution
+                    if isinstance(outcome, Suspended):
+                        result = self._questions(state, resolution, conn, outcome)
             except Exception as exc:
                 translate(self.tool, self.tool_errors, resolution, exc)
                 raise
-            if isinstance(outcome, Resolved) and conn.escalation is not None:
-                result = self._escalate(state, resolution, conn)
-            elif isinstance(outcome, Resolved):
-                if self.body_rounds and (
-                    conn.request_state is not None or conn.input_responses
-                ):  # The channel carried the resolvers' state: the body sees only its own.
-                    conn.body_round = body_rounds.body_round(state, conn.input_responses)
-                result = await body(conn, arguments, outcome.values)
-                if isinstance(result, InputRequiredResult):
-                    try:
-                        result = self._body_asked(state, resolution, conn, result)
-                    except Exception as exc:
-                        translate(self.tool, self.tool_errors, resolution, exc)
-                        raise
+            if isinstance(outcome, Resolved):
+                if conn.escalation is not None:
+                    result = self._escalate(state, resolution, conn)
+                else:
+                    if self.body_rounds and (
+                        conn.request_state is not None or conn.input_responses
+                    ):  # The channel carried the resolvers' state: the body sees only its own.
+                        conn.body_round = body_rounds.body_round(state, conn.input_responses)
+                    result = await body(conn, arguments, outcome.values)
+                    if isinstance(result, InputRequiredResult):
+                        try:
+                            result = self._body_asked(state, resolution, conn, result)
+                        except Exception as exc:
+                            translate(self.tool, self.tool_errors, resolution, exc)
+                            raise
         except BaseException as exc:
             closing = resolution.closing(exc)
             if closing is not None:
