@@ -21,7 +21,7 @@ import anyio
 
 from ..analysis.edges import EdgeRefusal
 from ..analysis.graph import Graph
-from ..analysis.nodes import ASYNC, SYNC, Node, Target
+from ..analysis.nodes import ASYNC, SYNC, Node
 from ..client_requests import QUESTION_CLASSES
 from ..errors import ResolutionError
 from ..markers import Elicit
@@ -132,11 +132,8 @@ class Resolution:
     def resolve(
         self, answers: Mapping[str, Answer | Outcome | Supplied] | None = None
     ) -> Awaitable[Resolved | Suspended]:
-        """Walk the graph: every resolved value (`Resolved`), or this round's questions.
-
-        Not a coroutine itself: a straight plan's first walk (`compile_first`) is handed
-        back as it is, one coroutine fewer on the call that asks nothing.
-        """
+        """Every resolved value, or this round's questions. Not a coroutine: a straight
+        plan's first walk (`compile_first`) is handed back as it is, one coroutine fewer."""
         first = self._plan.first
         if first is not None and self._result is None and not answers and not self._answers:
             return first(self)
@@ -369,13 +366,6 @@ class Resolution:
     def _suspend(self) -> Suspended:
         self._result = Suspended(tuple(v for v in self._values if type(v) is Question))
         return self._result
-
-    def _target(self, target: Target, value: Any) -> Any:
-        try:
-            return target.convert(value)
-        except EdgeRefusal as refusal:
-            node = self._graph.nodes[target.node]
-            raise refused(self._graph.tool, node, target.parameter, refusal, value) from None
 
     # -- threads and tasks -----------------------------------------------------------------
 

@@ -283,14 +283,15 @@ def _finish_lines(graph: Graph, namespace: dict[str, Any], resolved: type) -> li
     lines = []
     items = []
     for k, target in enumerate(graph.targets):
-        namespace[f"T{k}"] = target
+        namespace[f"T{k}"] = target.convert
         lines.append(f"    v{k} = values[{target.node}]")
         if target.exact is None:
             lines.append(f"    if v{k}.__class__ in _OUTCOMES:")
         else:
             namespace[f"E{k}"] = target.exact
             lines.append(f"    if v{k}.__class__ not in E{k}:")
-        lines.append(f"        v{k} = res._target(T{k}, v{k})")
+        refused = f"{target.node}, {target.parameter!r}"  # what a refusal names
+        lines.append(f"        v{k} = res._convert(T{k}, v{k}, {refused})")
         items.append(f"{target.parameter!r}: v{k}")
     lines.append(f"    res._result = r = _Resolved({{{', '.join(items)}}})")
     lines.append("    return r")
