@@ -107,7 +107,7 @@ class Recording(httpx2.AsyncBaseTransport):
         return httpx2.Response(
             response.status_code,
             headers=response.headers,
-            stream=_Tee(response.stream, self.seen),  # type: ignore[arg-type]
+            stream=_Tee(response.stream, self.seen),
             extensions=response.extensions,
         )
 
@@ -160,7 +160,7 @@ async def start(site: Site, link: str, user: str = "alice") -> str:
     async with browser(site, user) as client:
         opened = await client.get(link)
     assert opened.status_code == 303, opened.text
-    return opened.headers["location"]
+    return str(opened.headers["location"])
 
 
 async def connect(site: Site, link: str, user: str = "alice", sub: str = "alice@idp") -> str:

@@ -21,7 +21,7 @@ from datetime import timedelta
 
 import httpx2
 import werkzeug.serving
-from oidc_provider_mock import app as provider_app
+from oidc_provider_mock import app as provider_app  # type: ignore[import-untyped]
 
 from support.load_balancer import free_port
 
@@ -44,9 +44,10 @@ class Provider:
 
     async def userinfo(self, access_token: str) -> httpx2.Response:
         async with httpx2.AsyncClient() as http:
-            return await http.get(
+            answer: httpx2.Response = await http.get(
                 f"{self.base}/userinfo", headers={"Authorization": f"Bearer {access_token}"}
             )
+        return answer
 
     async def revoke(self, sub: str) -> None:
         """Revoke every access and refresh token the provider issued for `sub`."""
