@@ -120,7 +120,7 @@ class OAuth:
             return await self._token_or_question(provider, needed, timeout, fallback)
 
         resolver.__name__ = f"{provider.name}_token"
-        resolver.__qualname__ = f"OAuth.token.{provider.name}"
+        resolver.__qualname__ = resolver.__name__
         return resolver
 
     async def forget(self, provider: OAuthProvider) -> None:

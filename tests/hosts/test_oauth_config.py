@@ -10,9 +10,12 @@ import sys
 from typing import Annotated
 
 import pytest
+from mcp import Client
+from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from mcp_resolve import Resolve, User
+from mcp_resolve.mcp import resolved
 from mcp_resolve.oauth import (
     MemoryOAuthStore,
     OAuth,
@@ -95,6 +98,14 @@ async def repos(token: Annotated[ProviderToken, Resolve(NOBODY.token(GITHUB))]) 
 async def test_a_call_without_a_signed_in_user_is_a_tool_error() -> None:
     with pytest.raises(ToolError, match="kept per signed-in user, and this call has none"):
         await call(repos)
+    server = MCPServer("no-auth")  # as served: the error names the resolver and parameter
+    server.tool()(resolved(repos))
+    async with Client(server) as client:
+        result = await client.call_tool("repos", {})
+    assert result.is_error
+    said = getattr(result.content[0], "text", "")
+    assert "A Github token is kept per signed-in user, and this call has none" in said
+    assert "(Resolver 'github_token' for parameter 'token')" in said
 
 
 async def test_stored_tokens_are_sealed_and_bound_to_their_user() -> None:

@@ -152,6 +152,15 @@ async def test_a_revoked_token_whose_refresh_fails_asks_again(site: Site, mode: 
     assert text(result) == "alice@idp"
 
 
+async def test_a_forgotten_token_is_asked_for_again(site: Site) -> None:
+    await call_and_connect(site, "legacy")
+    async with mcp_client(site, "legacy", "alice") as client:
+        assert text(await client.call_tool("disconnect", {})) == "disconnected"
+    asked = len(site.links)
+    await call(site, "legacy")
+    assert len(site.links) == asked + 1
+
+
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_tool_needing_more_scopes_asks_for_consent_again(site: Site, mode: str) -> None:
     await call_and_connect(site, mode)  # whoami: openid profile

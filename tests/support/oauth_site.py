@@ -71,6 +71,11 @@ def build(
         answer = await provider.userinfo(token.access_token)
         return str(answer.json().get("email")) if answer.status_code == 200 else "refused"
 
+    async def disconnect() -> str:
+        """What a tool does when the provider's API answered 401 (revoked early)."""
+        await oauth.forget(idp)
+        return "disconnected"
+
     server = MCPServer(
         "tracker",
         auth=AUTH,
@@ -79,6 +84,7 @@ def build(
     )
     server.tool()(resolved(whoami))
     server.tool()(resolved(my_email))
+    server.tool()(disconnect)
     oauth.mount(server)
     return server, oauth, cookie, seen
 
