@@ -7,11 +7,16 @@ callback."""
 from __future__ import annotations
 
 import base64
+import logging
+import re
 from collections.abc import AsyncIterator, Iterator
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from support.oauth_site import (
     Recording,
     Site,
@@ -75,8 +80,9 @@ async def call(site: Site, mode: str, tool: str = "whoami") -> types.CallToolRes
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_the_first_call_asks_the_user_connects_and_the_tool_gets_the_token(
-    site: Site, mode: str
+    site: Site, mode: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.DEBUG)
     wire = Recording()
     result = await call_and_connect(site, mode, wire=wire)
     assert not result.is_error, result
@@ -91,6 +97,11 @@ async def test_the_first_call_asks_the_user_connects_and_the_tool_gets_the_token
     assert "access_token" not in repr(token)
     assert token.access_token not in repr(token)
     assert token.access_token.encode() not in wire.seen  # in no MCP message
+    provider_side = ("authlib.oauth2.rfc6749", "authlib.oidc", "werkzeug", "oidc_provider_mock")
+    logged = "\n".join(
+        r.getMessage() for r in caplog.records if not r.name.startswith(provider_side)
+    )
+    assert token.access_token not in logged  # nor in a log line of the server (at DEBUG)
     assert b"Connect your Tracker ID account" in wire.seen
 
 
@@ -221,3 +232,21 @@ async def test_a_denied_consent_stores_nothing(site: Site) -> None:
     asked = len(site.links)
     await call(site, "legacy")
     assert len(site.links) == asked + 1  # still not connected: asked again
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_client_without_url_mode_gets_the_link_in_a_tool_error_then_calls_again(
+    site: Site, mode: str
+) -> None:
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": "Bearer alice"}) as http,
+        Client(streamable_http_client(f"{site.base}/mcp", http_client=http), mode=mode) as client,
+    ):
+        first = await client.call_tool("whoami", {})
+        assert first.is_error
+        found = re.search(r"Open (\S+/mcp-resolve/oauth/connect/\S+?),? ", text(first))
+        assert found is not None, text(first)
+        await connect(site, found.group(1))
+        again = await client.call_tool("whoami", {})
+    assert not again.is_error, again
+    assert text(again) == "alice@idp"
