@@ -12,6 +12,7 @@ error that says to try again.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from .provider import OAuthProvider
@@ -26,6 +27,8 @@ except ImportError as missing:  # pragma: no cover - the extra is part of every 
     raise ImportError(
         "mcp_resolve.oauth needs authlib: pip install 'mcp-resolve[oauth]'"
     ) from missing
+
+logger = logging.getLogger("mcp_resolve")
 
 REFUSALS = {"invalid_grant", "invalid_token", "unauthorized_client", "invalid_client"}
 
@@ -56,7 +59,7 @@ async def consent_url(
 ) -> str:
     """Where the browser goes to consent: the provider's authorization endpoint with the
     client, the scopes, `state` and the S256 challenge of `verifier`."""
-    authorize, _ = await provider.endpoints()
+    authorize, _ = await _endpoints(provider)
     async with _client(provider, redirect_url, scopes) as client:
         url, _ = client.create_authorization_url(
             authorize, state=state, code_verifier=verifier, **provider.authorize_params
@@ -73,7 +76,7 @@ async def exchange(
     now: float,
 ) -> Record:
     """The token the provider gives for `code` (proved by `verifier`)."""
-    _, token_url = await provider.endpoints()
+    _, token_url = await _endpoints(provider)
     try:
         async with _client(provider, redirect_url, scopes) as client:
             token = await client.fetch_token(
@@ -89,7 +92,7 @@ async def exchange(
 async def refresh(provider: OAuthProvider, redirect_url: str, record: Record, now: float) -> Record:
     """A fresh access token for `record` (refresh_token grant), keeping what the provider
     leaves out of its answer (the refresh token, when not rotated; the scopes)."""
-    _, token_url = await provider.endpoints()
+    _, token_url = await _endpoints(provider)
     try:
         async with _client(provider, redirect_url, frozenset()) as client:
             token = await client.refresh_token(token_url, refresh_token=record.refresh_token)
@@ -100,6 +103,16 @@ async def refresh(provider: OAuthProvider, redirect_url: str, record: Record, no
     except Exception as exc:
         raise Unreachable(type(exc).__name__) from exc
     return _record(dict(token), record.refresh_token, record.scopes, now)
+
+
+async def _endpoints(provider: OAuthProvider) -> tuple[str, str]:
+    """The provider's endpoints; a discovery document that cannot be read, or names an
+    endpoint that is not HTTPS, is `Unreachable` (and says why in the server log)."""
+    try:
+        return await provider.endpoints()
+    except Exception as exc:
+        logger.warning("The endpoints of %r could not be read: %s", provider.name, exc)
+        raise Unreachable(f"its endpoints could not be read ({type(exc).__name__})") from exc
 
 
 def _record(

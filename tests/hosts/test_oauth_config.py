@@ -13,6 +13,12 @@ import pytest
 from mcp import Client
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from support.live_server import serving
+from support.load_balancer import free_port
 
 from mcp_resolve import Resolve, User
 from mcp_resolve.mcp import resolved
@@ -145,3 +151,23 @@ def test_mount_on_fastmcp_adds_the_connect_page_and_the_callback() -> None:
     OAuth(KEYS, "https://mcp.example").mount(app)
     paths = [getattr(route, "path", "") for route in app._additional_http_routes]
     assert paths == ["/mcp-resolve/oauth/connect/{token}", "/mcp-resolve/oauth/callback"]
+
+
+async def test_a_discovery_document_naming_plain_http_endpoints_is_refused() -> None:
+    async def metadata(request: Request) -> JSONResponse:
+        return JSONResponse(
+            {
+                "authorization_endpoint": "http://id.example/authorize",
+                "token_endpoint": "https://id.example/token",
+            }
+        )
+
+    port = free_port()
+    app = Starlette(routes=[Route("/.well-known/openid-configuration", metadata)])
+    async with serving(app, port) as base:
+        provider = OAuthProvider(
+            "idp", client_id="app", server_metadata_url=f"{base}/.well-known/openid-configuration"
+        )
+        with pytest.raises(OAuthConfigError, match="authorization_endpoint must use https"):
+            await provider.endpoints()
+    assert provider.auth_method == "none"  # no secret: a public client, PKCE alone
