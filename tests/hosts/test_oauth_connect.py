@@ -106,6 +106,19 @@ async def test_the_first_call_asks_the_user_connects_and_the_tool_gets_the_token
 
 
 @pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("host", ["lowlevel", "fastmcp"])
+async def test_the_other_hosts_connect_and_reuse_the_token(
+    provider: Provider, host: str, mode: str
+) -> None:
+    async with oauth_site(provider, host) as site:
+        result = await call_and_connect(site, mode)
+        assert text(result) == "alice@idp"
+        again = await call(site, mode)
+        assert text(again) == "alice@idp"
+        assert len(site.links) == 1
+
+
+@pytest.mark.parametrize("mode", MODES)
 async def test_a_second_call_uses_the_stored_token_without_asking(site: Site, mode: str) -> None:
     await call_and_connect(site, mode)
     asked = len(site.links)

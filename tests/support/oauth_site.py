@@ -19,13 +19,13 @@ from mcp.server.request_state import RequestStateSecurity
 
 from mcp_resolve import Resolve, User
 from mcp_resolve.mcp import resolved
-from mcp_resolve.oauth import OAuth, OAuthProvider, OAuthStore, ProviderToken
+from mcp_resolve.oauth import OAuth, OAuthProvider, ProviderToken
 from mcp_resolve.pages import SignedInCookie
 from mcp_resolve.seal import KeyRing
 from support.live_server import serving
 from support.load_balancer import free_port
 from support.oidc_provider import Provider, consent
-from support.trust_kit import AUTH, KEY, Clock, Verifier
+from support.trust_kit import AUTH, KEY, Clock, Verifier, serve
 
 CLIENT_ID = "mcp-tracker"
 CLIENT_SECRET = "a client secret of the tracker app"
@@ -43,11 +43,14 @@ class Site:
 
 
 def build(
-    provider: Provider, base: str, clock: Clock, store: OAuthStore | None = None
-) -> tuple[MCPServer, OAuth, SignedInCookie, list[ProviderToken]]:
+    provider: Provider, base: str, clock: Clock, host: str = "mcpserver"
+) -> tuple[Any, OAuth, SignedInCookie, list[ProviderToken]]:
+    """The tools, served on `host` (an `MCPServer`, or the low-level `Server` or fastmcp
+    through trust_kit's `serve`, under the same authorization), the routes mounted: the
+    Starlette app, the `OAuth`, the sign-in cookie and the tokens the tools received."""
     keys = KeyRing(KEY)
     cookie = SignedInCookie(keys, secure=False)
-    oauth = OAuth(keys, base, browser=cookie, store=store, clock=clock)
+    oauth = OAuth(keys, base, browser=cookie, clock=clock)
     idp = OAuthProvider(
         "idp",
         title="Tracker ID",
@@ -76,6 +79,10 @@ def build(
         await oauth.forget(idp)
         return "disconnected"
 
+    if host != "mcpserver":
+        app = serve(host, whoami, my_email, disconnect, name="tracker", auth=True).http()
+        oauth.mount(app)
+        return app, oauth, cookie, seen
     server = MCPServer(
         "tracker",
         auth=AUTH,
@@ -86,17 +93,17 @@ def build(
     server.tool()(resolved(my_email))
     server.tool()(disconnect)
     oauth.mount(server)
-    return server, oauth, cookie, seen
+    return server.streamable_http_app(host="127.0.0.1"), oauth, cookie, seen
 
 
 @contextlib.asynccontextmanager
-async def oauth_site(provider: Provider) -> AsyncIterator[Site]:
+async def oauth_site(provider: Provider, host: str = "mcpserver") -> AsyncIterator[Site]:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     clock = Clock()
-    server, oauth, cookie, seen = build(provider, base, clock)
+    app, oauth, cookie, seen = build(provider, base, clock, host)
     site = Site(base, oauth, provider, clock, cookie, tokens=seen)
-    async with serving(server.streamable_http_app(host="127.0.0.1"), port):
+    async with serving(app, port):
         yield site
 
 
