@@ -6,10 +6,14 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+import warnings
 from collections.abc import Iterator
 
 import werkzeug.serving
-from oidc_provider_mock import app  # type: ignore[import-untyped]
+
+with warnings.catch_warnings():  # it imports authlib.jose, which authlib deprecates
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from oidc_provider_mock import app  # type: ignore[import-untyped]
 
 
 def free_port() -> int:

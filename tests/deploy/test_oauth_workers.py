@@ -23,7 +23,11 @@ from mcp_resolve import User
 from mcp_resolve.pages import SignedInCookie
 from mcp_resolve.seal import KeyRing
 
-pytestmark = pytest.mark.anyio
+pytestmark = [
+    pytest.mark.anyio,
+    # the provider (oidc-provider-mock) calls an authlib API that authlib deprecates
+    pytest.mark.filterwarnings("ignore:get_jwt_config:DeprecationWarning"),
+]
 
 PUBLIC = "http://127.0.0.1:1"  # the address the links and the redirect name
 

@@ -30,7 +30,11 @@ from support.oauth_site import (
 from support.oidc_provider import Provider, consent, deny, running_provider
 from support.trust_kit import MODES
 
-pytestmark = pytest.mark.anyio
+pytestmark = [
+    pytest.mark.anyio,
+    # the provider (oidc-provider-mock) calls an authlib API that authlib deprecates
+    pytest.mark.filterwarnings("ignore:get_jwt_config:DeprecationWarning"),
+]
 
 
 @pytest.fixture(scope="module")

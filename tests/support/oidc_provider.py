@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 
 import httpx2
 import werkzeug.serving
-from oidc_provider_mock import app as provider_app  # type: ignore[import-untyped]
+
+with warnings.catch_warnings():  # it imports authlib.jose, which authlib deprecates
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from oidc_provider_mock import app as provider_app  # type: ignore[import-untyped]
 
 from support.load_balancer import free_port
 
