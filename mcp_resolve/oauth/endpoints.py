@@ -115,10 +115,14 @@ class ConnectRoutes:
             return page(502, "Try again", "The provider could not be reached. Ask again.")
         try:
             await self.vault.save(user_key, record)
-            await announce(str(pending["e"]))
         except Exception:
             logger.exception("A connection to %r could not be stored", provider.name)
             return page(503, "Try again", "This connection could not be stored now; try again.")
+        try:
+            await announce(str(pending["e"]))
+        except Exception:  # the completion bus failed: the waiting call may not wake
+            logger.exception("A stored connection could not complete its question")
+            return page(200, "Connected", "Connected. If your app still waits, ask it again.")
         return page(200, "Connected", "Connected. You can close this page and return to your app.")
 
     async def _check_user(
