@@ -47,7 +47,7 @@ AUTHORING = {
     "user",
 }
 FOLDERS = {"analysis", "plan", "engine", "state", "protocol", "pages", "hosts"}
-FACADES = {"seal", "mcp", "lowlevel", "fastmcp", "redis", "tasks"}
+FACADES = {"seal", "mcp", "lowlevel", "fastmcp", "redis", "tasks", "oauth"}
 TOOLING = {"testing", "cli", "demo", "__main__"}
 SDK_PACKAGES = {"mcp", "mcp_types", "fastmcp", "fastmcp_tasks", "docket"}
 

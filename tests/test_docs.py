@@ -454,3 +454,12 @@ def test_accounts_pages() -> None:
     assert seen["link"].startswith("http://127.0.0.1:8000/mcp-resolve/pages/")
     assert seen["result"] == "Closed issue 42."
     assert (seen["bob opens it"], seen["alice opens it again"]) == (403, 410)
+
+
+def test_accounts_oauth() -> None:
+    seen = observe("accounts_oauth")
+    assert seen["asked"] == ["Connect your Tracker account in your browser"]  # once, not twice
+    assert seen["pages"] == [303, 302, 200]  # connect page, provider consent, callback
+    assert seen["link"].startswith("http://127.0.0.1:8000/mcp-resolve/oauth/connect/")
+    assert seen["results"] == ["You are alice@tracker at the tracker."] * 2
+    assert seen["bob opens it"] == 403

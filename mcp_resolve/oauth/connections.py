@@ -1,0 +1,214 @@
+"""`OAuth`: third-party tokens for the signed-in user, as a resolver.
+
+`oauth.token(provider, scopes=[...])` is a resolver: it gives the tool a `ProviderToken`
+of `provider` for the signed-in user, valid and holding at least those scopes. A stored
+token that expired is refreshed (refresh_token grant); one the provider refuses to
+refresh (revoked), one lacking a scope the tool needs, or none at all, makes the
+resolver ask instead: an `ElicitURL` to this server's connect page (`endpoints`), which
+waits. On a legacy connection the call stays open, on 2026-07-28 the consenting retry is
+held, until the provider's callback stores the token and completes the question; the
+resolver then runs again and returns the token. The token never enters an MCP message:
+the client sees the connect link and the user's consent only.
+
+Incremental consent: a new connection asks for the scopes already granted and the ones
+now needed, so one stored token serves every tool of that provider.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver.exceptions import ToolError
+from starlette.routing import Route
+
+from ..markers import LINK_IN_ERROR, ElicitURL
+from ..pages.browser import BrowserIdentity, SignedInCookie
+from ..pages.routes import origin_of
+from ..protocol.signed_in import signed_in_user
+from ..seconds import seconds
+from ..state.keys import KeyRing
+from .connect_link import LinkSigner
+from .endpoints import ConnectRoutes
+from .grants import Refused, Unreachable, refresh
+from .provider import OAuthConfigError, OAuthProvider, scope_set, secure_url
+from .tokens import MemoryOAuthStore, OAuthStore, ProviderToken, Record, Vault
+
+DEFAULT_PATH = "/mcp-resolve/oauth"
+DEFAULT_LINK_TTL = 600.0
+EXPIRY_MARGIN = 60.0  # a token this close to its expiry is refreshed before it is handed out
+
+
+class OAuth:
+    """Connections of this server's users to third-party providers.
+
+    `keys` is the server's `KeyRing` (the same on every worker): it signs the connect
+    links and seals the stored tokens. `base_url` is the server's public origin as
+    browsers reach it (HTTPS; plain HTTP only on the loopback); the provider redirects
+    back to `redirect_url`, `<base_url><path>/callback`, which must be registered with
+    each provider. `browser` says how a browser proves its user (by default the same
+    `SignedInCookie` as `Pages`, set by the server's own sign-in). `store` keeps the
+    sealed tokens and pending requests (in memory by default: one process; across
+    workers `RedisOAuthStore`). `link_ttl` bounds a connect link and a pending consent.
+    """
+
+    def __init__(
+        self,
+        keys: KeyRing,
+        base_url: str,
+        *,
+        path: str = DEFAULT_PATH,
+        browser: BrowserIdentity | None = None,
+        store: OAuthStore | None = None,
+        link_ttl: float = DEFAULT_LINK_TTL,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not isinstance(keys, KeyRing):
+            raise TypeError(f"OAuth() needs the server's KeyRing, got {keys!r}")
+        if not isinstance(base_url, str) or not base_url:
+            raise OAuthConfigError(
+                "OAuth() needs base_url, the server's public origin: the provider redirects "
+                "the browser back to <base_url>/mcp-resolve/oauth/callback"
+            )
+        origin = origin_of(secure_url(base_url, "OAuth() base_url"))
+        if not path.startswith("/") or path.endswith("/") or "{" in path:
+            raise OAuthConfigError(f"OAuth() path must start with / and not end with one: {path!r}")
+        self.base = base_url.rstrip("/") + path
+        self.path = path
+        self.redirect_url = f"{self.base}/callback"
+        self.link_ttl = seconds(link_ttl, "OAuth(link_ttl=...)")
+        self.browser = (
+            browser
+            if browser is not None
+            else SignedInCookie(keys, secure=origin.startswith("https://"), clock=clock)
+        )
+        self.store: OAuthStore = store if store is not None else MemoryOAuthStore(now=clock)
+        self._clock = clock
+        self._signer = LinkSigner(keys, self.base)
+        self._vault = Vault(keys, self.store, self.base, clock)
+        self._providers: dict[str, OAuthProvider] = {}
+        self._locks: weakref.WeakValueDictionary[str, anyio.Lock] = weakref.WeakValueDictionary()
+        self._routes = ConnectRoutes(
+            signer=self._signer,
+            vault=self._vault,
+            browser=self.browser,
+            providers=self._providers,
+            redirect_url=self.redirect_url,
+            link_ttl=self.link_ttl,
+            clock=clock,
+        )
+
+    def token(
+        self,
+        provider: OAuthProvider,
+        *,
+        scopes: Iterable[str] = (),
+        timeout: float | None = None,
+        fallback: Any = LINK_IN_ERROR,
+    ) -> Callable[[], Any]:
+        """The resolver of a valid `provider` token with `scopes` (and the provider's own)
+        for the signed-in user: `Annotated[ProviderToken, Resolve(oauth.token(github,
+        scopes=["repo"]))]`. `timeout` bounds the wait for the user (as `ElicitURL`'s);
+        a client without URL mode gets `fallback` (by default a tool error with the link)."""
+        self._register(provider)
+        needed = provider.scopes | scope_set(scopes, f"OAuth.token({provider.name!r})")
+
+        async def resolver() -> ProviderToken | ElicitURL:
+            return await self._token_or_question(provider, needed, timeout, fallback)
+
+        resolver.__name__ = f"{provider.name}_token"
+        resolver.__qualname__ = resolver.__name__
+        return resolver
+
+    async def forget(self, provider: OAuthProvider) -> None:
+        """Drop the signed-in user's token of `provider` (for instance after its API
+        answered 401: the token was revoked before it expired); their next call asks."""
+        user = signed_in_user()
+        if user is not None:
+            await self._vault.forget(self._vault.user_key(user, provider.name))
+
+    def routes(self) -> list[Route]:
+        """The Starlette routes to add to the server's HTTP app (see `mount`)."""
+        return [
+            Route(f"{self.path}/connect/{{token}}", self._routes.connect, methods=["GET"]),
+            Route(f"{self.path}/callback", self._routes.callback, methods=["GET"]),
+        ]
+
+    def mount(self, server: Any) -> None:
+        """Serve the connect page and the callback on `server`'s HTTP app: an `MCPServer`
+        or a fastmcp server (their `custom_route`, which MCP authorization does not guard:
+        both routes check the browser's user themselves), or a Starlette app."""
+        custom = getattr(server, "custom_route", None)
+        if callable(custom):
+            for route in self.routes():
+                custom(route.path, methods=["GET"])(route.endpoint)
+            return
+        router = getattr(server, "router", None)
+        if router is None or not hasattr(router, "routes"):
+            raise TypeError(
+                f"OAuth.mount() takes an MCPServer, a fastmcp server or a Starlette app, "
+                f"got {server!r}"
+            )
+        router.routes[:0] = self.routes()
+
+    def _register(self, provider: OAuthProvider) -> None:
+        if not isinstance(provider, OAuthProvider):
+            raise TypeError(f"OAuth.token() takes an OAuthProvider, got {provider!r}")
+        known = self._providers.setdefault(provider.name, provider)
+        if known is not provider:
+            raise OAuthConfigError(f"two different OAuthProviders are named {provider.name!r}")
+
+    async def _token_or_question(
+        self, provider: OAuthProvider, needed: frozenset[str], timeout: float | None, fallback: Any
+    ) -> ProviderToken | ElicitURL:
+        user = signed_in_user()
+        if user is None:
+            raise ToolError(
+                f"A {provider.title} token is kept per signed-in user, and this call has none: "
+                "the server needs MCP authorization, and the client must sign in"
+            )
+        key = self._vault.user_key(user, provider.name)
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = anyio.Lock()
+        async with lock:  # one refresh per user and provider in this process at a time
+            record = await self._vault.load(key)
+            if record is not None and needed <= record.scopes:
+                fresh = await self._fresh(provider, key, record)
+                if fresh is not None:
+                    return fresh.token(provider.name)
+        wanted = needed | (record.scopes if record is not None else frozenset())
+        tag = self._signer.user_tag(user)
+        link = self._signer.token(provider.name, wanted, tag, self._clock(), self.link_ttl)
+        return ElicitURL(
+            f"Connect your {provider.title} account in your browser",
+            f"{self.base}/connect/{link}",
+            elicitation_id=self._signer.elicitation_id(tag, provider.name, wanted),
+            wait=True,
+            timeout=timeout,
+            fallback=fallback,
+        )
+
+    async def _fresh(self, provider: OAuthProvider, key: str, record: Record) -> Record | None:
+        """`record` when still valid, else refreshed and stored; None when the user must
+        connect again (no refresh token, or the provider refused it)."""
+        now = self._clock()
+        if record.expires_at is None or record.expires_at - EXPIRY_MARGIN > now:
+            return record
+        if record.refresh_token is None:
+            await self._vault.forget(key)
+            return None
+        try:
+            renewed = await refresh(provider, self.redirect_url, record, now)
+        except Refused:
+            await self._vault.forget(key)
+            return None
+        except Unreachable as exc:
+            raise ToolError(
+                f"The {provider.title} token could not be refreshed now ({exc}); try again"
+            ) from exc
+        await self._vault.save(key, renewed)
+        return renewed

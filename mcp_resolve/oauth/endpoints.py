@@ -1,0 +1,147 @@
+"""The two routes of a connection: the server's connect page and the provider's callback.
+
+`GET <path>/connect/<link>` checks, before any effect: the link's tag and audience (404),
+its expiry (410), and the browser's user against the link's user (401 with no sign-in,
+403 for anyone else: the phishing rule). Only then does it start an authorization: a
+fresh `state` (32 random bytes) and PKCE verifier, parked sealed under an HMAC of the
+state for the link's life, and a redirect (303) to the provider's consent screen.
+
+`GET <path>/callback?state=...&code=...` takes the parked request of `state` (once: a
+replayed or forged state finds nothing, 400), checks that the browser is still the
+user who started it (403), exchanges the code with the verifier, stores the token
+sealed for that user, and calls `complete()` for the question, so the waiting call
+wakes on whichever worker holds it. A provider's refusal (`error=access_denied`) ends
+the page with a plain message; the call keeps waiting until its timeout, or the user
+opens the link again. Every response carries the pages' security headers; none names
+the user, the token or the provider's error text.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from ..pages.browser import BrowserIdentity
+from ..pages.routes import HEADERS
+from ..protocol.completion import announce
+from ..user import User
+from .connect_link import LinkSigner
+from .grants import Refused, Unreachable, consent_url, exchange
+from .provider import OAuthProvider
+from .tokens import Vault
+
+logger = logging.getLogger("mcp_resolve")
+
+MAX_PARAM = 2048
+
+
+@dataclass
+class ConnectRoutes:
+    """The endpoints of one `OAuth`: the connect page and the callback."""
+
+    signer: LinkSigner
+    vault: Vault
+    browser: BrowserIdentity
+    providers: dict[str, OAuthProvider]
+    redirect_url: str
+    link_ttl: float
+    clock: Callable[[], float]
+
+    async def connect(self, request: Request) -> Response:
+        link = self.signer.read(str(request.path_params.get("token", "")))
+        provider = None if link is None else self.providers.get(link.provider)
+        if link is None or provider is None:
+            return page(404, "Not found", "This link is not valid.")
+        if link.expires_at <= self.clock():
+            return page(410, "Link expired", "This link has expired. Ask again from your app.")
+        _, refusal = await self._check_user(request, link.user_tag)
+        if refusal is not None:
+            return refusal
+        state = secrets.token_urlsafe(32)
+        verifier = secrets.token_urlsafe(64)  # 86 characters, within RFC 7636's 43 to 128
+        pending = {
+            "p": provider.name,
+            "s": sorted(link.scopes),
+            "u": link.user_tag,
+            "e": link.elicitation_id,
+            "v": verifier,
+        }
+        try:
+            await self.vault.park(state, pending, self.link_ttl)
+            target = await consent_url(provider, self.redirect_url, link.scopes, state, verifier)
+        except Exception:
+            logger.exception("A connection to %r could not be started", provider.name)
+            return page(503, "Try again", "This connection could not be started now; try again.")
+        return RedirectResponse(target, status_code=303, headers=HEADERS)
+
+    async def callback(self, request: Request) -> Response:
+        state = request.query_params.get("state", "")
+        if not state or len(state) > MAX_PARAM:
+            return page(400, "Not valid", "This sign-in is not valid. Ask again from your app.")
+        try:
+            pending = await self.vault.take(state)
+        except Exception:
+            logger.exception("A connection's pending request could not be read")
+            return page(503, "Try again", "This connection could not be finished now; try again.")
+        provider = None if pending is None else self.providers.get(str(pending.get("p")))
+        if pending is None or provider is None:
+            return page(
+                400, "Not valid", "This sign-in is not valid or was already used. Ask again."
+            )
+        user, refusal = await self._check_user(request, str(pending.get("u", "")))
+        if user is None or refusal is not None:
+            return refusal or page(401, "Sign in first", "Sign in, then ask again.")
+        code = request.query_params.get("code", "")
+        if not code or len(code) > MAX_PARAM:
+            logger.info("A connection to %r was not granted by the provider", provider.name)
+            return page(200, "Not connected", "The connection was not granted. Ask again.")
+        user_key = self.vault.user_key(user, provider.name)
+        scopes = frozenset(map(str, pending.get("s", [])))
+        try:
+            record = await exchange(
+                provider, self.redirect_url, scopes, code, str(pending["v"]), self.clock()
+            )
+        except Refused as exc:
+            logger.warning("%r refused a code exchange: %s", provider.name, exc)
+            return page(502, "Not connected", "The provider refused this sign-in. Ask again.")
+        except Unreachable as exc:
+            logger.warning("%r could not exchange a code: %s", provider.name, exc)
+            return page(502, "Try again", "The provider could not be reached. Ask again.")
+        try:
+            await self.vault.save(user_key, record)
+        except Exception:
+            logger.exception("A connection to %r could not be stored", provider.name)
+            return page(503, "Try again", "This connection could not be stored now; try again.")
+        try:
+            await announce(str(pending["e"]))
+        except Exception:  # the completion bus failed: the waiting call may not wake
+            logger.exception("A stored connection could not complete its question")
+            return page(200, "Connected", "Connected. If your app still waits, ask it again.")
+        return page(200, "Connected", "Connected. You can close this page and return to your app.")
+
+    async def _check_user(
+        self, request: Request, user_tag: str
+    ) -> tuple[User | None, Response | None]:
+        """The browser's user when it is the link's user; otherwise the refusal page."""
+        user = await self.browser.user_of(request)
+        if user is None:
+            return None, page(401, "Sign in first", "Sign in to this server, then try again.")
+        if not user_tag or self.signer.user_tag(user) != user_tag:
+            logger.warning("A connect link was opened by another user than its own; refused")
+            return None, page(403, "Not your link", "This link was made for another account.")
+        return user, None
+
+
+def page(status: int, title: str, text: str) -> HTMLResponse:
+    document = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title></head>"
+        f"<body><h1>{html.escape(title)}</h1><p>{html.escape(text)}</p></body></html>"
+    )
+    return HTMLResponse(document, status_code=status, headers=HEADERS)

@@ -1,0 +1,133 @@
+"""The three conversations with a provider, through authlib's `AsyncOAuth2Client` (httpx):
+the consent request (authorization code with PKCE S256 and `state`), the code exchange,
+and the refresh. Only this module imports authlib, so the rest of the package reads
+without it and the error a missing extra gives is one clear sentence.
+
+A refresh the provider refuses (`invalid_grant`: revoked, expired or already used;
+`invalid_token`, `unauthorized_client`) is `Refused`: the stored connection is then
+worthless and the user is asked to connect again. Anything else (the provider down, a
+network error) is `Unreachable`: the connection is kept and the call fails with a tool
+error that says to try again.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from .provider import OAuthProvider
+from .tokens import Record
+
+try:
+    from authlib.integrations.httpx_client import (  # type: ignore[import-untyped]
+        AsyncOAuth2Client,
+        OAuthError,
+    )
+except ImportError as missing:  # pragma: no cover - the extra is part of every test venv
+    raise ImportError(
+        "mcp_resolve.oauth needs authlib: pip install 'mcp-resolve[oauth]'"
+    ) from missing
+
+logger = logging.getLogger("mcp_resolve")
+
+REFUSALS = {"invalid_grant", "invalid_token", "unauthorized_client", "invalid_client"}
+
+
+class Refused(Exception):
+    """The provider refused the grant: connect again."""
+
+
+class Unreachable(Exception):
+    """The provider could not be asked, or answered something unusable: try again later."""
+
+
+def _client(provider: OAuthProvider, redirect_url: str, scopes: frozenset[str]) -> Any:
+    return AsyncOAuth2Client(
+        client_id=provider.client_id,
+        client_secret=provider.client_secret,
+        token_endpoint_auth_method=provider.auth_method,
+        scope=" ".join(sorted(scopes)),
+        redirect_uri=redirect_url,
+        code_challenge_method="S256",
+        timeout=provider.timeout,
+        follow_redirects=False,
+    )
+
+
+async def consent_url(
+    provider: OAuthProvider, redirect_url: str, scopes: frozenset[str], state: str, verifier: str
+) -> str:
+    """Where the browser goes to consent: the provider's authorization endpoint with the
+    client, the scopes, `state` and the S256 challenge of `verifier`."""
+    authorize, _ = await _endpoints(provider)
+    async with _client(provider, redirect_url, scopes) as client:
+        url, _ = client.create_authorization_url(
+            authorize, state=state, code_verifier=verifier, **provider.authorize_params
+        )
+    return str(url)
+
+
+async def exchange(
+    provider: OAuthProvider,
+    redirect_url: str,
+    scopes: frozenset[str],
+    code: str,
+    verifier: str,
+    now: float,
+) -> Record:
+    """The token the provider gives for `code` (proved by `verifier`)."""
+    _, token_url = await _endpoints(provider)
+    try:
+        async with _client(provider, redirect_url, scopes) as client:
+            token = await client.fetch_token(
+                token_url, grant_type="authorization_code", code=code, code_verifier=verifier
+            )
+    except OAuthError as exc:
+        raise Refused(str(getattr(exc, "error", "") or "refused")) from exc
+    except Exception as exc:
+        raise Unreachable(type(exc).__name__) from exc
+    return _record(dict(token), None, scopes, now)
+
+
+async def refresh(provider: OAuthProvider, redirect_url: str, record: Record, now: float) -> Record:
+    """A fresh access token for `record` (refresh_token grant), keeping what the provider
+    leaves out of its answer (the refresh token, when not rotated; the scopes)."""
+    _, token_url = await _endpoints(provider)
+    try:
+        async with _client(provider, redirect_url, frozenset()) as client:
+            token = await client.refresh_token(token_url, refresh_token=record.refresh_token)
+    except OAuthError as exc:
+        if getattr(exc, "error", None) in REFUSALS:
+            raise Refused(str(exc.error)) from exc
+        raise Unreachable(str(getattr(exc, "error", "") or "error")) from exc
+    except Exception as exc:
+        raise Unreachable(type(exc).__name__) from exc
+    return _record(dict(token), record.refresh_token, record.scopes, now)
+
+
+async def _endpoints(provider: OAuthProvider) -> tuple[str, str]:
+    """The provider's endpoints; a discovery document that cannot be read, or names an
+    endpoint that is not HTTPS, is `Unreachable` (and says why in the server log)."""
+    try:
+        return await provider.endpoints()
+    except Exception as exc:
+        logger.warning("The endpoints of %r could not be read: %s", provider.name, exc)
+        raise Unreachable(f"its endpoints could not be read ({type(exc).__name__})") from exc
+
+
+def _record(
+    token: dict[str, Any], refresh_token: str | None, asked: frozenset[str], now: float
+) -> Record:
+    access = token.get("access_token")
+    if not isinstance(access, str) or not access:
+        raise Unreachable("the provider's answer has no access_token")
+    if str(token.get("token_type", "bearer")).lower() != "bearer":
+        raise Unreachable("the provider's token is not a bearer token")
+    expires_in = token.get("expires_in")
+    expires_at: float | None = None
+    if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool):
+        expires_at = now + float(expires_in)
+    granted = token.get("scope")
+    scopes = frozenset(granted.split()) if isinstance(granted, str) and granted else asked
+    renew = token.get("refresh_token")
+    return Record(access, renew if isinstance(renew, str) else refresh_token, expires_at, scopes)
