@@ -177,23 +177,23 @@ def _async_node(
         caps = 'getattr(res, "_capabilities", None)'  # set only when a host gives them
         call_args.append(_keyword(name, caps, namespace, i, len(call_args)))
     for name, argument in node.argument_params:
-        lines.append(f"        a = args.get({argument!r}, _PENDING)")
-        lines.append("        if a is _PENDING:")
+        a = f"a{len(call_args)}"  # each value straight into its own local: no shuffling
+        lines.append(f"        {a} = args.get({argument!r}, _PENDING)")
+        lines.append(f"        if {a} is _PENDING:")
         lines.append(f"            res._missing(N{i}, {name!r}, {argument!r})")
-        lines.append(f"        a{len(call_args)} = a")
-        call_args.append(_keyword(name, f"a{len(call_args)}", namespace, i, len(call_args)))
+        call_args.append(_keyword(name, a, namespace, i, len(call_args)))
     for k, (name, dep, convert, exact) in enumerate(node.dep_params):
         namespace[f"C{i}_{k}"] = convert
         where = f"{node.name}.{name}"
-        lines.append(f"        v = values[{dep}]")
+        a = f"a{len(call_args)}"
+        lines.append(f"        {a} = values[{dep}]")
         if exact is None:
-            lines.append("        if v.__class__ in _OUTCOMES:")
+            lines.append(f"        if {a}.__class__ in _OUTCOMES:")
         else:
             namespace[f"E{i}_{k}"] = exact
-            lines.append(f"        if v.__class__ not in E{i}_{k}:")
-        lines.append(f"            v = res._convert(C{i}_{k}, v, {dep}, {where!r})")
-        lines.append(f"        a{len(call_args)} = v")
-        call_args.append(_keyword(name, f"a{len(call_args)}", namespace, i, len(call_args)))
+            lines.append(f"        if {a}.__class__ not in E{i}_{k}:")
+        lines.append(f"            {a} = res._convert(C{i}_{k}, {a}, {dep}, {where!r})")
+        call_args.append(_keyword(name, a, namespace, i, len(call_args)))
     call = f"f{i}({', '.join(call_args)})"
     if node.inline:  # sync, declared non-blocking: called on the loop, never waits
         awaited = call if node.kind == SYNC else f"res._first_sync(N{i}, {call})"
