@@ -58,6 +58,7 @@ from ...state.round_state import RoundState, StateError
 from ...state.shared_keys import VARIABLE
 from . import deadlines, scheduled_legs
 from . import legs as task_legs
+from . import push as task_push
 from .legs import ASKS_FIRST, ESCALATING, Escalation
 from .records import RefusedRecord, TaskRecords
 
@@ -110,15 +111,18 @@ class ResolvingTasks(TasksExtension):
     foreground questions before the task for `@asks_first` tools, and a deadline for every
     question a task asks.
 
-    Takes the same arguments, and `keys` (a `KeyRing`; default: `MCP_RESOLVE_STATE_KEYS`,
-    required with Redis) to seal what it keeps in Redis; register it in place of
+    Takes the same arguments, `keys` (a `KeyRing`; default: `MCP_RESOLVE_STATE_KEYS`,
+    required with Redis) to seal what it keeps in Redis, and `push` (default on: serve
+    `subscriptions/listen` with `taskIds`, `push`); register it in place of
     `TasksExtension` (`app.add_extension(ResolvingTasks(url=...))`) on the server and so
     on its workers.
     """
 
-    def __init__(self, *, keys: KeyRing | None = None, **settings: Any) -> None:
+    def __init__(self, *, keys: KeyRing | None = None, push: bool = True, **settings: Any) -> None:
         super().__init__(**settings)
         self.records = TaskRecords(_key_ring(keys, self.docket_settings.url))
+        self.push = push
+        self._push: task_push.TaskPush | None = None
         task_legs.prepare = _prepare_leg
         task_legs.parked = _parked
 
@@ -131,10 +135,26 @@ class ResolvingTasks(TasksExtension):
             if docket is not None:
                 docket.register(self._deadline, names=[deadlines.JOB])
             completion.observe(self._woken)
+            lowlevel: Any = self.server._mcp_server
+            if self.push and lowlevel.get_request_handler(task_push.LISTEN) is None:
+                self._push = task_push.TaskPush(self.server)
+                lowlevel.add_request_handler(
+                    task_push.LISTEN, types.SubscriptionsListenRequestParams, self._push
+                )
             try:
                 yield
             finally:
                 completion.unobserve(self._woken)
+                if self._push is not None:
+                    await self._push.aclose()
+
+    async def _handle_cancel(self, ctx: Any, params: Any) -> Any:
+        """fastmcp-tasks' `tasks/cancel`, announced to the listeners of the task (a parked
+        task's cancellation changes no execution, so Docket announces nothing)."""
+        cancelled = await super()._handle_cancel(ctx, params)
+        if self._push is not None:
+            await self._push.announce(params.task_id)
+        return cancelled
 
     async def _woken(self, elicitation_id: str) -> None:
         await scheduled_legs.woken(self.server, self.records, elicitation_id)
