@@ -19,6 +19,8 @@ from support.task_listener import Listening, listen
 from test_tasks import update
 from test_tasks_workers import approve, deployment
 
+from mcp_resolve.hosts.tasks.push import DEFAULT_MAX_LISTENERS_PER_OWNER
+
 pytestmark = pytest.mark.anyio
 __all__ = ["deployment"]
 
@@ -68,3 +70,34 @@ async def test_a_listen_naming_too_many_tasks_is_refused_naming_the_bound(
     async with Client(deployment["url"]) as client:
         with pytest.raises(MCPError, match="max_task_ids=64"):
             await listen(client, [str(uuid.uuid4()) for _ in range(65)])
+
+
+async def test_listeners_are_bounded_per_owner_and_a_client_that_hangs_up_frees_its_streams(
+    deployment: dict[str, object],
+) -> None:
+    deployment["worker"]()  # type: ignore[operator]
+    async with Client(deployment["url"], elicitation_handler=approve) as owner:
+        task = await call_tool_task(owner, "deploy", {"env": "prod"})
+        await task.wait(state="input_required", timeout=60)  # and stays so: nobody answers
+        listening = Listening()
+        async with (
+            Client(deployment["url"], extensions=[listening]) as client,
+            anyio.create_task_group() as tg,
+        ):
+            for _ in range(DEFAULT_MAX_LISTENERS_PER_OWNER):
+                tg.start_soon(listen, client, [task.task_id])
+            with anyio.fail_after(60):
+                while len(listening.notices) < DEFAULT_MAX_LISTENERS_PER_OWNER:
+                    await anyio.sleep(0.02)
+            with pytest.raises(MCPError, match="max_listeners_per_owner=16"):
+                await listen(owner, [task.task_id])  # the same address: the same owner
+            tg.cancel_scope.cancel()
+        # That client hung up: its streams ended with it, and the owner may listen again.
+        again = Listening()
+        async with (
+            Client(deployment["url"], extensions=[again]) as client,
+            anyio.create_task_group() as tg,
+        ):
+            tg.start_soon(listen, client, [task.task_id])
+            assert (await again.status(task.task_id, "input_required"))["taskId"]
+            tg.cancel_scope.cancel()

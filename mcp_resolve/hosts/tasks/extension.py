@@ -43,7 +43,7 @@ from fastmcp.server.context import Context
 from fastmcp.server.dependencies import _is_client_tool_call
 from fastmcp.utilities.tasks import TASKS_EXTENSION_ID
 from fastmcp_tasks import TasksExtension
-from fastmcp_tasks.context import get_task_context, get_task_leg_number
+from fastmcp_tasks.context import get_task_context, get_task_leg_number, get_task_scope
 from fastmcp_tasks.creation import create_task
 from fastmcp_tasks.dependencies import _current_docket
 from fastmcp_tasks.handlers import _task_key_ttl_seconds
@@ -56,7 +56,7 @@ from ...protocol.connection import Connection
 from ...state.keys import KeyRing
 from ...state.round_state import RoundState, StateError
 from ...state.shared_keys import VARIABLE
-from . import deadlines, scheduled_legs
+from . import deadlines, scheduled_legs, waiting_owners
 from . import legs as task_legs
 from . import push as task_push
 from .legs import ASKS_FIRST, ESCALATING, Escalation
@@ -149,9 +149,13 @@ class ResolvingTasks(TasksExtension):
                     await self._push.aclose()
 
     async def _handle_cancel(self, ctx: Any, params: Any) -> Any:
-        """fastmcp-tasks' `tasks/cancel`, announced to the listeners of the task (a parked
-        task's cancellation changes no execution, so Docket announces nothing)."""
+        """fastmcp-tasks' `tasks/cancel`; the task no longer counts as waiting against its
+        owner, and its listeners are told (a parked task's cancellation changes no
+        execution, so Docket announces nothing)."""
         cancelled = await super()._handle_cancel(ctx, params)
+        docket: Any = self.server._docket
+        if docket is not None:  # a task cancelled while it waits for a step waits no more
+            await scheduled_legs.resumed(docket, self.records, params.task_id)
         if self._push is not None:
             await self._push.announce(params.task_id)
         return cancelled
@@ -207,6 +211,10 @@ class ResolvingTasks(TasksExtension):
             if state is not None:
                 carried = seal("carried", task_id, state, ttl)
                 await redis.set(_key(docket, "carried", task_id), carried, ex=ttl)
+            owner = waiting_owners.owner_at_creation(rc, get_task_scope())
+            if owner is not None:  # whom its waits count against (`waiting_owners`)
+                sealed = seal("owner", task_id, owner, ttl)
+                await redis.set(_key(docket, "owner", task_id), sealed, ex=ttl)
             text = declared.model_dump_json(by_alias=True, exclude_none=True)
             await redis.set(
                 _key(docket, "declared", task_id), seal("declared", task_id, text, ttl), ex=ttl
@@ -260,6 +268,8 @@ class ResolvingTasks(TasksExtension):
             opened = self.records.open_state(task_id, conn.request_state)
             conn.request_state, expired = opened.get("s"), opened.get("expired")
             conn.session.waiting = opened.get("waiting")
+            if conn.session.waiting is not None:
+                await scheduled_legs.resumed(docket, self.records, task_id)
         declared = await self._declared(docket, task_id, first)
         if declared is not None:
             conn.session.client_capabilities = declared

@@ -45,6 +45,7 @@ from fastmcp_tasks.keys import leg_execution_key, parse_task_key
 from ...protocol import completion, legacy
 from ...protocol.held import RECHECK_SECONDS
 from ...state.round_state import RoundState, StateError
+from . import waiting_owners
 from .deadlines import record_key
 from .records import RefusedRecord, TaskRecords
 
@@ -74,6 +75,19 @@ async def defer(
         waiting = {"key": question.key, "until": until, "after": deadline}
     if now >= until:
         raise ToolError(str(legacy.not_completed(question, flow.tool, waiting["after"])))
+    scope, task_id = task.task_scope, task.task_id
+    owner = await owner_of_task(docket, records, task_id)
+    continuing = conn.session.waiting is not None and waiting is conn.session.waiting
+    most = flow.limits.per_owner
+    if owner is not None and not await waiting_owners.admit(
+        docket, owner, task_id, until, most, continuing=continuing
+    ):
+        raise ToolError(
+            f"Tool {flow.tool!r} did not wait for the step for parameter "
+            f"{question.parameter!r} (resolver {question.resolver!r}): this client already "
+            f"has as many tasks waiting for a step as its limit allows "
+            f"(max_held_per_owner={most}); call again once one of them has finished"
+        )
     elicitation_id = getattr(request, "elicitation_id", None)
     if elicitation_id and await completion.completion_bus().take(elicitation_id):
         when = now  # completed before the leg ended: look again at once
@@ -82,7 +96,6 @@ async def defer(
     else:
         when = min(now + RECHECK_SECONDS, until)  # nothing can name it: look again soon
     ttl = _task_key_ttl_seconds(docket)
-    scope, task_id = task.task_scope, task.task_id
     state = _same_round(state, conn.request_state)
     sealed = records.seal_state(task_id, state, ttl, waiting=waiting)
     async with docket.redis() as redis:
@@ -112,6 +125,27 @@ def _same_round(state: str | None, before: str | None) -> str | None:
         return state
     following.rounds = started.rounds
     return following.encode()
+
+
+async def owner_of_task(docket: Any, records: TaskRecords, task_id: str) -> str | None:
+    """The owner the front recorded for the task (`waiting_owners`), or None."""
+    async with docket.redis() as redis:
+        token = await redis.get(record_key(docket, "owner", task_id))
+    if token is None:
+        return None
+    return records.open("owner", task_id, _text(token))
+
+
+async def resumed(docket: Any, records: TaskRecords, task_id: str) -> None:
+    """A leg of a task that waited starts: the task runs now, and no longer counts as
+    waiting against its owner (it is admitted again if it waits again)."""
+    owner = await owner_of_task(docket, records, task_id)
+    if owner is not None:
+        await waiting_owners.leave(docket, owner, task_id)
+
+
+def _text(token: Any) -> str:
+    return token.decode() if isinstance(token, bytes) else str(token)
 
 
 async def woken(server: Any, records: TaskRecords, elicitation_id: str) -> None:
@@ -173,4 +207,4 @@ async def _enqueue(
     await save_current_leg(docket, scope, task_id, key, leg, _task_key_ttl_seconds(docket))
 
 
-__all__ = ["defer", "woken"]
+__all__ = ["defer", "owner_of_task", "resumed", "woken"]
