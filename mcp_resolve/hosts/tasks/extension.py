@@ -227,7 +227,7 @@ class ResolvingTasks(TasksExtension):
         task, and with whether its questions passed their deadline."""
         leg = get_task_leg_number()
         try:
-            await self._prepare(conn, docket, task.task_id, leg, asks_first)
+            await self._prepare(conn, docket, task, leg, asks_first)
         except RefusedRecord:
             raise MCPError(
                 code=types.INTERNAL_ERROR,
@@ -258,8 +258,9 @@ class ResolvingTasks(TasksExtension):
         return declared
 
     async def _prepare(
-        self, conn: Connection, docket: Any, task_id: str, leg: int, asks_first: bool
+        self, conn: Connection, docket: Any, task: Any, leg: int, asks_first: bool
     ) -> None:
+        task_id = task.task_id
         first = leg == 1
         expired = None
         # A consented step that waits ends the leg (`scheduled_legs`), not held.
@@ -268,8 +269,8 @@ class ResolvingTasks(TasksExtension):
             opened = self.records.open_state(task_id, conn.request_state)
             conn.request_state, expired = opened.get("s"), opened.get("expired")
             conn.session.waiting = opened.get("waiting")
-            if conn.session.waiting is not None:
-                await scheduled_legs.resumed(docket, self.records, task_id)
+            if conn.session.waiting is not None:  # a scheduled leg: it runs, or ends here
+                await scheduled_legs.starting(docket, self.records, task.task_scope, task_id, leg)
         declared = await self._declared(docket, task_id, first)
         if declared is not None:
             conn.session.client_capabilities = declared
