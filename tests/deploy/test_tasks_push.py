@@ -15,6 +15,7 @@ import pytest
 from fastmcp import Client
 from fastmcp_tasks.client import call_tool_task
 from mcp.shared.exceptions import MCPError
+from support import tasks_server
 from support.task_listener import Listening, listen
 from test_tasks import update
 from test_tasks_workers import approve, deployment
@@ -103,3 +104,19 @@ async def test_listeners_are_bounded_per_owner_and_a_client_that_hangs_up_frees_
             tg.start_soon(listen, client, [task.task_id])
             assert (await again.status(task.task_id, "input_required"))["taskId"]
             tg.cancel_scope.cancel()
+
+
+async def test_a_listening_client_learns_that_its_parked_task_was_cancelled() -> None:
+    """In one process on Docket's memory backend; a parked task's cancellation changes no
+    execution, so the front that cancels it announces it to every front itself."""
+    listening = Listening()
+    async with Client(
+        tasks_server.app, extensions=[listening], elicitation_handler=approve
+    ) as client:
+        task = await call_tool_task(client, "deploy", {"env": "prod"})
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(listen, client, [task.task_id])
+            await listening.status(task.task_id, "input_required")
+            await task.cancel()
+            await listening.status(task.task_id, "cancelled", timeout=10)
+    assert listening.statuses(task.task_id)[-1] == "cancelled"
