@@ -197,8 +197,8 @@ class ResolvingTasks(TasksExtension):
 
     async def _record(self, context: Context, created: CreateTaskResult, state: str | None) -> None:
         """Beside the new task, sealed: what the client declared and, for `@asks_first`, the
-        state its rounds carried. The declaration is written last: a leg that sees it sees
-        both."""
+        state its rounds carried (the declaration after it: a leg that sees it sees both),
+        then the task's owner."""
         docket: Any = context.fastmcp._docket or _current_docket.get()
         rc = context.request_context
         declared = getattr(rc.session, "client_capabilities", None) if rc is not None else None
@@ -211,14 +211,16 @@ class ResolvingTasks(TasksExtension):
             if state is not None:
                 carried = seal("carried", task_id, state, ttl)
                 await redis.set(_key(docket, "carried", task_id), carried, ex=ttl)
-            owner = waiting_owners.owner_at_creation(rc, get_task_scope())
-            if owner is not None:  # whom its waits count against (`waiting_owners`)
-                sealed = seal("owner", task_id, owner, ttl)
-                await redis.set(_key(docket, "owner", task_id), sealed, ex=ttl)
             text = declared.model_dump_json(by_alias=True, exclude_none=True)
             await redis.set(
                 _key(docket, "declared", task_id), seal("declared", task_id, text, ttl), ex=ttl
             )
+            # Whom its waits count against (`waiting_owners`): read only once a leg waits,
+            # after a consent, so after the declaration, which the first leg waits for.
+            owner = waiting_owners.owner_at_creation(rc, get_task_scope())
+            if owner is not None:
+                sealed = seal("owner", task_id, owner, ttl)
+                await redis.set(_key(docket, "owner", task_id), sealed, ex=ttl)
 
     async def prepare(
         self, conn: Connection, docket: Any, task: Any, keys: Collection[str], asks_first: bool
