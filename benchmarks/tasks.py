@@ -234,7 +234,7 @@ async def waiting(url: str, count: int, first: int) -> list[str]:
         await anyio.sleep(0.5)
         for task_id in ids:
             if (await get(session, task_id)).status != "working":
-                raise WorkloadError(f"task {task_id} is not waiting")
+                raise WorkloadError(f"task {task_id} is not waiting: {await get(session, task_id)}")
     return ids
 
 

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Annotated, Any, TypeVar
 
+import anyio
 import redis.asyncio as aioredis
 from fastmcp import FastMCP
 from fastmcp.utilities.tasks import TaskConfig
@@ -94,6 +95,15 @@ async def page(n: int) -> Confirm | ElicitURL:
 @resolved
 async def wait_task(n: int, ok: Annotated[Confirm, Resolve(page)]) -> int:
     return n
+
+
+@app.tool(task=TaskConfig(mode="optional"))
+@resolved
+async def finish_at(n: int, seconds: float) -> float:
+    """Works for `seconds`, then returns the moment it finished: the completion recorded in
+    the worker (benchmarks/task_push.py; fastmcp-tasks' default poll interval, 5 s)."""
+    await anyio.sleep(seconds)
+    return time.time()
 
 
 if __name__ == "__main__":

@@ -278,6 +278,17 @@ async def pay_alone(
     return f"not paid: {receipt.action}"
 
 
+@app.tool(task=TASK)
+@resolved(max_held_per_owner=2)
+async def pay_few(
+    order: str, receipt: Annotated[ElicitationResult[Receipt], Resolve(deposit)], within: float = 30
+) -> str:
+    """`pay`, where one client has two tasks waiting for a step at most (on all workers)."""
+    if isinstance(receipt, AcceptedElicitation):
+        return f"paid {receipt.data.order}"
+    return f"not paid: {receipt.action}"
+
+
 SIGNED: set[str] = set()
 
 

@@ -43,7 +43,7 @@ from fastmcp.server.context import Context
 from fastmcp.server.dependencies import _is_client_tool_call
 from fastmcp.utilities.tasks import TASKS_EXTENSION_ID
 from fastmcp_tasks import TasksExtension
-from fastmcp_tasks.context import get_task_context, get_task_leg_number
+from fastmcp_tasks.context import get_task_context, get_task_leg_number, get_task_scope
 from fastmcp_tasks.creation import create_task
 from fastmcp_tasks.dependencies import _current_docket
 from fastmcp_tasks.handlers import _task_key_ttl_seconds
@@ -56,8 +56,9 @@ from ...protocol.connection import Connection
 from ...state.keys import KeyRing
 from ...state.round_state import RoundState, StateError
 from ...state.shared_keys import VARIABLE
-from . import deadlines, scheduled_legs
+from . import deadlines, scheduled_legs, waiting_owners
 from . import legs as task_legs
+from . import push as task_push
 from .legs import ASKS_FIRST, ESCALATING, Escalation
 from .records import RefusedRecord, TaskRecords
 
@@ -110,15 +111,18 @@ class ResolvingTasks(TasksExtension):
     foreground questions before the task for `@asks_first` tools, and a deadline for every
     question a task asks.
 
-    Takes the same arguments, and `keys` (a `KeyRing`; default: `MCP_RESOLVE_STATE_KEYS`,
-    required with Redis) to seal what it keeps in Redis; register it in place of
+    Takes the same arguments, `keys` (a `KeyRing`; default: `MCP_RESOLVE_STATE_KEYS`,
+    required with Redis) to seal what it keeps in Redis, and `push` (default on: serve
+    `subscriptions/listen` with `taskIds`, `push`); register it in place of
     `TasksExtension` (`app.add_extension(ResolvingTasks(url=...))`) on the server and so
     on its workers.
     """
 
-    def __init__(self, *, keys: KeyRing | None = None, **settings: Any) -> None:
+    def __init__(self, *, keys: KeyRing | None = None, push: bool = True, **settings: Any) -> None:
         super().__init__(**settings)
         self.records = TaskRecords(_key_ring(keys, self.docket_settings.url))
+        self.push = push
+        self._push: task_push.TaskPush | None = None
         task_legs.prepare = _prepare_leg
         task_legs.parked = _parked
 
@@ -131,10 +135,30 @@ class ResolvingTasks(TasksExtension):
             if docket is not None:
                 docket.register(self._deadline, names=[deadlines.JOB])
             completion.observe(self._woken)
+            lowlevel: Any = self.server._mcp_server
+            if self.push and lowlevel.get_request_handler(task_push.LISTEN) is None:
+                self._push = task_push.TaskPush(self.server)
+                lowlevel.add_request_handler(
+                    task_push.LISTEN, types.SubscriptionsListenRequestParams, self._push
+                )
             try:
                 yield
             finally:
                 completion.unobserve(self._woken)
+                if self._push is not None:
+                    await self._push.aclose()
+
+    async def _handle_cancel(self, ctx: Any, params: Any) -> Any:
+        """fastmcp-tasks' `tasks/cancel`; the task no longer counts as waiting against its
+        owner, and its listeners are told (a parked task's cancellation changes no
+        execution, so Docket announces nothing)."""
+        cancelled = await super()._handle_cancel(ctx, params)
+        docket: Any = self.server._docket
+        if docket is not None:  # a task cancelled while it waits for a step waits no more
+            await scheduled_legs.resumed(docket, self.records, params.task_id)
+        if self._push is not None:
+            await self._push.announce(params.task_id)
+        return cancelled
 
     async def _woken(self, elicitation_id: str) -> None:
         await scheduled_legs.woken(self.server, self.records, elicitation_id)
@@ -173,8 +197,8 @@ class ResolvingTasks(TasksExtension):
 
     async def _record(self, context: Context, created: CreateTaskResult, state: str | None) -> None:
         """Beside the new task, sealed: what the client declared and, for `@asks_first`, the
-        state its rounds carried. The declaration is written last: a leg that sees it sees
-        both."""
+        state its rounds carried (the declaration after it: a leg that sees it sees both),
+        then the task's owner."""
         docket: Any = context.fastmcp._docket or _current_docket.get()
         rc = context.request_context
         declared = getattr(rc.session, "client_capabilities", None) if rc is not None else None
@@ -191,6 +215,12 @@ class ResolvingTasks(TasksExtension):
             await redis.set(
                 _key(docket, "declared", task_id), seal("declared", task_id, text, ttl), ex=ttl
             )
+            # Whom its waits count against (`waiting_owners`): read only once a leg waits,
+            # after a consent, so after the declaration, which the first leg waits for.
+            owner = waiting_owners.owner_at_creation(rc, get_task_scope())
+            if owner is not None:
+                sealed = seal("owner", task_id, owner, ttl)
+                await redis.set(_key(docket, "owner", task_id), sealed, ex=ttl)
 
     async def prepare(
         self, conn: Connection, docket: Any, task: Any, keys: Collection[str], asks_first: bool
@@ -199,7 +229,7 @@ class ResolvingTasks(TasksExtension):
         task, and with whether its questions passed their deadline."""
         leg = get_task_leg_number()
         try:
-            await self._prepare(conn, docket, task.task_id, leg, asks_first)
+            await self._prepare(conn, docket, task, leg, asks_first)
         except RefusedRecord:
             raise MCPError(
                 code=types.INTERNAL_ERROR,
@@ -230,8 +260,9 @@ class ResolvingTasks(TasksExtension):
         return declared
 
     async def _prepare(
-        self, conn: Connection, docket: Any, task_id: str, leg: int, asks_first: bool
+        self, conn: Connection, docket: Any, task: Any, leg: int, asks_first: bool
     ) -> None:
+        task_id = task.task_id
         first = leg == 1
         expired = None
         # A consented step that waits ends the leg (`scheduled_legs`), not held.
@@ -240,6 +271,8 @@ class ResolvingTasks(TasksExtension):
             opened = self.records.open_state(task_id, conn.request_state)
             conn.request_state, expired = opened.get("s"), opened.get("expired")
             conn.session.waiting = opened.get("waiting")
+            if conn.session.waiting is not None:  # a scheduled leg: it runs, or ends here
+                await scheduled_legs.starting(docket, self.records, task.task_scope, task_id, leg)
         declared = await self._declared(docket, task_id, first)
         if declared is not None:
             conn.session.client_capabilities = declared

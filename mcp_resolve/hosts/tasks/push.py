@@ -1,0 +1,337 @@
+"""Push instead of polling: `notifications/tasks` on a `subscriptions/listen` stream (SEP-2663).
+
+A client that polls `tasks/get` learns of a change at its next poll; fastmcp's client backs
+off from 20 ms to the server's `pollIntervalMs` (5 s by default), so a task that finishes
+after a few seconds is known up to seconds late, and every poll costs the front a few
+Redis reads. SEP-2663 lets the client listen instead: a `subscriptions/listen` request
+whose filter carries `taskIds` opens a stream on which the server sends a
+`notifications/tasks` for each of those tasks whenever its status changes, with the
+task's whole state (what `tasks/get` would return at that moment: the `inputRequests` of
+an `input_required` task, the `result` of a completed one).
+
+The change happens on a Docket worker; the stream is held by a front. Docket announces
+every change of an execution's state on Redis (`<docket>:state:<execution key>`), and the
+execution key of each leg names its task, so each process keeps **one** pattern
+subscription to those announcements (made when its first listener arrives) and wakes the
+listeners of the tasks they name; a cancellation, which changes no execution when the
+task is parked, is announced by the front that handled it on a channel of ours. A woken
+listener reads the task as `tasks/get` does, in the listener's own request context: the
+owner rule of `tasks/get` (the task's auth scope) is the listener's too, and a task id
+that is not the client's reads as not found and refuses the whole listen before its
+acknowledgement. The client gets the state of each task right after the acknowledgement
+(nothing is missed between creating a task and listening), then one notification per
+change of status (or of the questions asked); the stream ends gracefully once every task
+it names has ended, and at once when the client hangs up.
+
+Bounded: `max_task_ids` per listen, `max_listeners_per_owner` streams per owner (the
+task scope, else the client's address), `max_listeners` per process. A refusal is a
+JSON-RPC error before the acknowledgement, naming the bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Any, cast
+
+import anyio
+import mcp_types as types
+from fastmcp.server.dependencies import bind_request_context
+from fastmcp_tasks.context import get_task_scope
+from fastmcp_tasks.handlers import tasks_get
+from fastmcp_tasks.input_store import load_current_leg
+from fastmcp_tasks.keys import parse_task_key
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel
+
+from ...state.at_most_once import owner_of
+
+logger = logging.getLogger("mcp_resolve")
+
+LISTEN = "subscriptions/listen"
+NOTIFICATION = "notifications/tasks"
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+DEFAULT_MAX_TASK_IDS = 64
+DEFAULT_MAX_LISTENERS_PER_OWNER = 16
+DEFAULT_MAX_LISTENERS = 1024
+TERMINAL = frozenset({"completed", "failed", "cancelled"})
+_CHANGED = "mcp_resolve:task_changed"  # a change Docket does not announce (a cancellation)
+_REREADS = 5
+_POLL = 1.0  # how long one read of the subscription waits
+_PAUSE_FIRST, _PAUSE_MOST = 0.05, 2.0
+
+
+class _Pushed(BaseModel):
+    method: str
+    params: dict[str, Any]
+
+
+class Changes:
+    """This process's one subscription to task changes, and who to wake for each task."""
+
+    def __init__(self, docket: Any) -> None:
+        self.docket = docket
+        self.prefix = docket.key("state:")
+        self.channel = docket.key(_CHANGED)
+        self._waiters: dict[str, set[Callable[[str], None]]] = {}
+        self._listener: asyncio.Task[None] | None = None
+        self._subscribed = asyncio.Event()
+        self._closing = False
+
+    def watch(self, task_ids: list[str], wake: Callable[[str], None]) -> Callable[[], None]:
+        for task_id in task_ids:
+            self._waiters.setdefault(task_id, set()).add(wake)
+
+        def unwatch() -> None:
+            for task_id in task_ids:
+                waiting = self._waiters.get(task_id)
+                if waiting is not None:
+                    waiting.discard(wake)
+                    if not waiting:
+                        del self._waiters[task_id]
+
+        return unwatch
+
+    async def listening(self, timeout: float = 10.0) -> None:
+        """Subscribe once for this process, and wait until Redis confirmed it."""
+        listener = self._listener
+        if listener is None or listener.done():
+            self._closing = False
+            self._subscribed = asyncio.Event()
+            self._listener = asyncio.get_running_loop().create_task(
+                self._listen(), name="mcp_resolve task changes"
+            )
+        with anyio.fail_after(timeout):
+            await self._subscribed.wait()
+
+    async def announce(self, task_id: str) -> None:
+        """A change Docket does not announce, to every process."""
+        async with self.docket.redis() as redis:
+            await redis.publish(self.channel, task_id)
+
+    async def aclose(self) -> None:
+        self._closing = True
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.cancel()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.gather(listener, return_exceptions=True), 5)
+
+    async def _listen(self) -> None:
+        pause = _PAUSE_FIRST
+        while not self._closing:
+            try:
+                async with self.docket._pubsub() as pubsub:
+                    await pubsub.psubscribe(self.prefix + "*")
+                    await pubsub.subscribe(self.channel)
+                    confirmed = 0
+                    while confirmed < 2:
+                        message = await pubsub.get_message(timeout=_POLL)
+                        if message is not None and "subscribe" in str(message.get("type")):
+                            confirmed += 1
+                    self._subscribed.set()
+                    pause = _PAUSE_FIRST
+                    while not self._closing:
+                        message = await pubsub.get_message(timeout=_POLL)
+                        if message is not None:
+                            self._received(message)
+            except (OSError, ConnectionError, TimeoutError, asyncio.TimeoutError) as exc:
+                self._subscribed.clear()
+                logger.warning("Task push: the subscription to task changes broke (%s)", exc)
+            except Exception:
+                self._subscribed.clear()
+                logger.exception("Task push: the subscription to task changes failed")
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, _PAUSE_MOST)
+
+    def _received(self, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        channel = _text(message.get("channel"))
+        if kind == "message" and channel == self.channel:
+            task_id = _text(message.get("data"))
+        elif kind == "pmessage" and channel.startswith(self.prefix):
+            try:
+                task_id = parse_task_key(channel[len(self.prefix) :])["client_task_id"]
+            except ValueError:
+                return  # not a task's leg (the deadline job, say)
+        else:
+            return
+        for wake in list(self._waiters.get(task_id, ())):
+            wake(task_id)
+
+
+class _Listener:
+    """One stream: the tasks it names that changed since it last looked."""
+
+    __slots__ = ("changed", "wake")
+
+    def __init__(self) -> None:
+        self.changed: set[str] = set()
+        self.wake = anyio.Event()
+
+    def __call__(self, task_id: str) -> None:
+        self.changed.add(task_id)
+        self.wake.set()
+
+
+class TaskPush:
+    """Serves `subscriptions/listen` with `taskIds` on a fastmcp server with `ResolvingTasks`."""
+
+    def __init__(
+        self,
+        server: Any,
+        *,
+        max_task_ids: int = DEFAULT_MAX_TASK_IDS,
+        max_listeners_per_owner: int = DEFAULT_MAX_LISTENERS_PER_OWNER,
+        max_listeners: int = DEFAULT_MAX_LISTENERS,
+    ) -> None:
+        self.server = server
+        self.max_task_ids = max_task_ids
+        self.per_owner = max_listeners_per_owner
+        self.per_process = max_listeners
+        self.changes: Changes | None = None
+        self._by_owner: dict[str, int] = {}
+        self._total = 0
+
+    def _changes(self) -> Changes:
+        docket = self.server._docket
+        if docket is None:
+            raise MCPError(types.INTERNAL_ERROR, "Task notifications are not available")
+        if self.changes is None or self.changes.docket is not docket:
+            self.changes = Changes(docket)
+        return self.changes
+
+    async def announce(self, task_id: str) -> None:
+        if self.server._docket is not None:
+            await self._changes().announce(task_id)
+
+    async def aclose(self) -> None:
+        if self.changes is not None:
+            await self.changes.aclose()
+
+    async def __call__(
+        self, ctx: Any, params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        with bind_request_context(ctx):
+            return await self._serve(ctx, params)
+
+    async def _serve(
+        self, ctx: Any, params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        subscription_id = ctx.request_id
+        if subscription_id is None:
+            raise MCPError(types.INVALID_REQUEST, "subscriptions/listen requires a request id")
+        meta: dict[str, Any] = {SUBSCRIPTION_ID: subscription_id}
+        task_ids = _task_ids(params.notifications, self.max_task_ids)
+        if not task_ids:  # nothing this server pushes was asked for: acknowledged, and ended
+            await self._acknowledge(ctx, [], meta)
+            return types.SubscriptionsListenResult(_meta=meta)
+        owner = owner_of(ctx, lambda _: get_task_scope())
+        self._admit(owner)
+        listener = _Listener()
+        changes = self._changes()
+        unwatch = changes.watch(task_ids, listener)
+        try:
+            await changes.listening()
+            first = {task_id: await self._read(task_id) for task_id in task_ids}  # authorises
+            await self._acknowledge(ctx, task_ids, meta)
+            sent: dict[str, tuple[Any, ...]] = {}
+            for task in first.values():
+                await self._push(ctx, task, sent, meta)
+            while any(sent[t][0] not in TERMINAL for t in task_ids):
+                await listener.wake.wait()
+                listener.wake = anyio.Event()
+                changed, listener.changed = listener.changed, set()
+                for task_id in task_ids:
+                    if task_id in changed and sent[task_id][0] not in TERMINAL:
+                        await self._push(ctx, await self._read(task_id), sent, meta)
+        finally:
+            unwatch()
+            self._release(owner)
+        return types.SubscriptionsListenResult(_meta=meta)
+
+    async def _read(self, task_id: str) -> dict[str, Any]:
+        """The task as `tasks/get` shows it to this listener (not found if not its own).
+
+        Read again when the task's current leg moved meanwhile: a read that overlaps
+        `tasks/update` can see the answered leg's execution after its questions were
+        cleared, which reads as `completed` with no result. A poll rarely lands there; a
+        listener is woken exactly then (by the next leg's enqueueing)."""
+        docket, scope = self.server._docket, get_task_scope()
+        for _ in range(_REREADS):
+            before = await load_current_leg(docket, scope, task_id)
+            task = await tasks_get(self.server, task_id)
+            if await load_current_leg(docket, scope, task_id) == before:
+                break
+        body: dict[str, Any] = task.model_dump(by_alias=True, mode="json", exclude_none=True)
+        body.pop("resultType", None)
+        return body
+
+    async def _push(
+        self, ctx: Any, task: dict[str, Any], sent: dict[str, tuple[Any, ...]], meta: dict[str, Any]
+    ) -> None:
+        """Send the task's state unless the client already has this status (and questions)."""
+        seen = (task["status"], tuple(sorted(task.get("inputRequests") or ())))
+        if sent.get(task["taskId"]) == seen:
+            return
+        sent[task["taskId"]] = seen
+        pushed = _Pushed(method=NOTIFICATION, params={**task, "_meta": meta})
+        await ctx.session.send_notification(cast(Any, pushed), related_request_id=ctx.request_id)
+
+    async def _acknowledge(self, ctx: Any, task_ids: list[str], meta: dict[str, Any]) -> None:
+        honored = types.SubscriptionFilter.model_validate({"taskIds": task_ids} if task_ids else {})
+        ack = types.SubscriptionsAcknowledgedNotification(
+            params=types.SubscriptionsAcknowledgedNotificationParams(
+                notifications=honored, _meta=meta
+            )
+        )
+        await ctx.session.send_notification(ack, related_request_id=ctx.request_id)
+
+    def _admit(self, owner: str | None) -> None:
+        if owner is not None and self._by_owner.get(owner, 0) >= self.per_owner:
+            raise MCPError(
+                types.INTERNAL_ERROR,
+                "Subscription limit reached: this client already listens on as many task "
+                f"streams as its limit allows (max_listeners_per_owner={self.per_owner})",
+            )
+        if self._total >= self.per_process:
+            raise MCPError(
+                types.INTERNAL_ERROR,
+                f"Subscription limit reached (max_listeners={self.per_process}); try again later",
+            )
+        self._total += 1
+        if owner is not None:
+            self._by_owner[owner] = self._by_owner.get(owner, 0) + 1
+
+    def _release(self, owner: str | None) -> None:
+        self._total -= 1
+        if owner is not None:
+            left = self._by_owner[owner] - 1
+            if left:
+                self._by_owner[owner] = left
+            else:
+                del self._by_owner[owner]
+
+
+def _task_ids(requested: types.SubscriptionFilter, most: int) -> list[str]:
+    raw = (requested.model_extra or {}).get("taskIds")
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or not all(isinstance(t, str) and t for t in raw):
+        raise MCPError(types.INVALID_PARAMS, "taskIds must be a list of task ids")
+    ids = list(dict.fromkeys(raw))
+    if len(ids) > most:
+        raise MCPError(
+            types.INVALID_PARAMS,
+            f"Too many taskIds in one subscriptions/listen ({len(ids)}; max_task_ids={most})",
+        )
+    return ids
+
+
+def _text(data: Any) -> str:
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data)
+
+
+__all__ = ["DEFAULT_MAX_LISTENERS_PER_OWNER", "DEFAULT_MAX_TASK_IDS", "NOTIFICATION", "TaskPush"]

@@ -1,0 +1,122 @@
+"""Push instead of polling (SEP-2663): a client that listens learns of each change of its task.
+
+A real front, a real Docket worker process and a real Redis (tests/support/tasks_processes.py):
+the task changes on the worker, the stream is held by the front, and the client polls
+nothing (tests/support/task_listener.py).
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+
+import anyio
+import pytest
+from fastmcp import Client
+from fastmcp_tasks.client import call_tool_task
+from mcp.shared.exceptions import MCPError
+from support import tasks_server
+from support.task_listener import Listening, listen
+from test_tasks import update
+from test_tasks_workers import approve, deployment
+
+from mcp_resolve.hosts.tasks.push import DEFAULT_MAX_LISTENERS_PER_OWNER
+
+pytestmark = pytest.mark.anyio
+__all__ = ["deployment"]
+
+
+async def test_a_listening_client_learns_that_its_task_asks_and_then_that_it_completed(
+    deployment: dict[str, object],
+) -> None:
+    deployment["worker"]()  # type: ignore[operator]
+    listening = Listening()
+    async with Client(
+        deployment["url"], extensions=[listening], elicitation_handler=approve
+    ) as client:
+        task = await call_tool_task(client, "deploy", {"env": "prod"})
+        async with anyio.create_task_group() as tg:
+            ended: list[object] = []
+
+            async def stream() -> None:
+                ended.append(await listen(client, [task.task_id]))
+
+            tg.start_soon(stream)
+            asking = await listening.status(task.task_id, "input_required")
+            ((key, request),) = asking["inputRequests"].items()
+            assert request["params"]["message"] == "Deploy to prod?"
+            await update(client, task.task_id, {key: {"action": "accept", "content": {"ok": True}}})
+            done = await listening.status(task.task_id, "completed")
+        assert ended, "the stream ends once its task has ended"
+    assert next(c["text"] for c in done["result"]["content"]).startswith("prod: deployed")
+    statuses = listening.statuses(task.task_id)
+    # Each notice is the task's state when the front read it: the `working` of a second
+    # leg that ends within that read is folded into its `completed`.
+    assert statuses[-1] == "completed"
+    assert "input_required" in statuses
+    assert all(a != b for a, b in itertools.pairwise(statuses)), statuses  # one per change
+
+
+async def test_listening_to_a_task_that_is_not_the_clients_is_refused_before_anything_is_sent(
+    deployment: dict[str, object],
+) -> None:
+    listening = Listening()
+    async with Client(deployment["url"], extensions=[listening]) as client:
+        with pytest.raises(MCPError, match=r"Task [-\w]+ not found"):
+            await listen(client, [str(uuid.uuid4())])
+    assert listening.notices == []
+
+
+async def test_a_listen_naming_too_many_tasks_is_refused_naming_the_bound(
+    deployment: dict[str, object],
+) -> None:
+    async with Client(deployment["url"]) as client:
+        with pytest.raises(MCPError, match="max_task_ids=64"):
+            await listen(client, [str(uuid.uuid4()) for _ in range(65)])
+
+
+async def test_listeners_are_bounded_per_owner_and_a_client_that_hangs_up_frees_its_streams(
+    deployment: dict[str, object],
+) -> None:
+    deployment["worker"]()  # type: ignore[operator]
+    async with Client(deployment["url"], elicitation_handler=approve) as owner:
+        task = await call_tool_task(owner, "deploy", {"env": "prod"})
+        await task.wait(state="input_required", timeout=60)  # and stays so: nobody answers
+        listening = Listening()
+        async with (
+            Client(deployment["url"], extensions=[listening]) as client,
+            anyio.create_task_group() as tg,
+        ):
+            for _ in range(DEFAULT_MAX_LISTENERS_PER_OWNER):
+                tg.start_soon(listen, client, [task.task_id])
+            with anyio.fail_after(60):
+                while len(listening.notices) < DEFAULT_MAX_LISTENERS_PER_OWNER:
+                    await anyio.sleep(0.02)
+            with pytest.raises(MCPError, match="max_listeners_per_owner=16"):
+                await listen(owner, [task.task_id])  # the same address: the same owner
+            tg.cancel_scope.cancel()
+        # That client hung up: its streams ended with it, and the owner may listen again.
+        again = Listening()
+        async with (
+            Client(deployment["url"], extensions=[again]) as client,
+            anyio.create_task_group() as tg,
+        ):
+            tg.start_soon(listen, client, [task.task_id])
+            assert (await again.status(task.task_id, "input_required"))["taskId"]
+            tg.cancel_scope.cancel()
+
+
+async def test_a_listening_client_learns_that_its_parked_task_was_cancelled() -> None:
+    """In one process on Docket's memory backend; a parked task's cancellation changes no
+    execution, so the front that cancels it announces it to every front itself."""
+    listening = Listening()
+    async with Client(
+        tasks_server.app, extensions=[listening], elicitation_handler=approve
+    ) as client:
+        task = await call_tool_task(client, "deploy", {"env": "prod"})
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(listen, client, [task.task_id])
+            await listening.status(task.task_id, "input_required")
+            await task.cancel()
+            await listening.status(task.task_id, "cancelled", timeout=10)
+    assert listening.statuses(task.task_id)[-1] == "cancelled"
