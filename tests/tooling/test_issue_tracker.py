@@ -76,9 +76,13 @@ async def test_the_sign_in_takes_a_valid_token_from_this_site_only(
         forged = await browser.post(
             "/sign-in", data={"token": "alice." + "0" * 64}, headers={"Origin": base}
         )
+        huge = await browser.post(
+            "/sign-in", data={"token": token + "0" * 4096}, headers={"Origin": base}
+        )
         assert "mcp_resolve_user" not in browser.cookies
         signed = await browser.post("/sign-in", data={"token": token}, headers={"Origin": base})
     assert (elsewhere.status_code, unsent.status_code, forged.status_code) == (403, 403, 401)
+    assert huge.status_code == 413
     assert signed.status_code == 200
     assert signed.text == "Signed in as alice."
     assert signed.cookies
