@@ -95,10 +95,13 @@ class UsersBrowser:
         self.threads.clear()
 
     def _follow(self, link: str) -> None:
-        if "/oauth/connect/" in link:
-            self._consent(link)
-        else:
-            self._fill(link)
+        try:
+            if "/oauth/connect/" in link:
+                self._consent(link)
+            else:
+                self._fill(link)
+        except (httpx2.HTTPError, KeyError) as failed:  # said, not a thread's traceback
+            print(f"    (the browser could not finish: {failed!r})")
 
     def _consent(self, link: str) -> None:
         opened = self.http.get(link)  # the connect page checks the user, then sends it on
@@ -182,6 +185,8 @@ async def signed_in_client(
             browser = UsersBrowser(base)
             try:
                 await anyio.to_thread.run_sync(browser.sign_in, mcp_token)
+                told = f"{USER}'s browser is signed in; her MCP client holds a token naming her"
+                print(f"    ({told})")
                 headers = {"Authorization": f"Bearer {mcp_token}"}
                 async with httpx2.AsyncClient(headers=headers, transport=wire) as http:
                     transport = streamable_http_client(url, http_client=http)

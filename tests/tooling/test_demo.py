@@ -111,7 +111,8 @@ def test_the_demo_shows_accounts_a_token_by_oauth_and_a_key_on_a_page(out: str) 
         " the page answers 200 Done)\n"
         "    = Reminded alice about #12 (sent through the notifier with your key).\n"
     )
-    assert out.count(connect) == 4
+    signed_in = "    (alice's browser is signed in; her MCP client holds a token naming her)\n"
+    assert out.count(signed_in + "  my_issues()\n" + connect) == 4
     assert out.count("/mcp-resolve/oauth/connect/") == 4
     assert out.count(consented) == 4
     assert out.count("? Enter your notifier API key on this server's page") == 4

@@ -14,7 +14,7 @@ import pytest
 from support.hosts import MODES
 from support.oauth_site import Recording
 
-from mcp_resolve.demo import accounts
+from mcp_resolve.demo import accounts, run
 from mcp_resolve.demo.processes import free_port, http_server
 
 pytestmark = pytest.mark.anyio
@@ -97,3 +97,16 @@ async def test_an_mcp_client_without_a_valid_token_is_refused(tracker: tuple[str
             "/mcp", json=ping, headers={"Authorization": "Bearer alice." + "0" * 64}
         )
     assert (none.status_code, forged.status_code) == (401, 401)
+
+
+async def test_without_the_demo_extra_the_section_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A wheel installed with only the `mcp` extra lacks authlib and the OpenID provider.
+    monkeypatch.setattr(accounts, "NEEDS", ("authlib", "no_such_provider_package"))
+    (section,) = [s for s in run.SECTIONS["legacy"] if s.browser]
+    await run.signed_in(section, "legacy", False)
+    shown = capsys.readouterr().out
+    assert shown == (
+        "    (not shown: it needs no_such_provider_package: pip install 'mcp-resolve[demo]')\n"
+    )
