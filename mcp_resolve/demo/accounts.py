@@ -161,6 +161,24 @@ def make_callback(browser: UsersBrowser, interactive: bool) -> Any:
     return callback
 
 
+@contextlib.contextmanager
+def served(server: str) -> Iterator[tuple[str, str]]:
+    """The example on Streamable HTTP beside a local OpenID provider: its `/mcp` URL, and an
+    MCP access token naming the user (the demo plays the authorization server too)."""
+    token_secret = secrets.token_urlsafe(32)
+    signature = hmac.new(token_secret.encode(), USER.encode(), hashlib.sha256).hexdigest()
+    port = free_port()
+    with openid_provider() as provider:
+        env = {
+            "MCP_RESOLVE_STATE_KEYS": secrets.token_urlsafe(32),
+            "ISSUE_TRACKER_BASE_URL": f"http://127.0.0.1:{port}",
+            "ISSUE_TRACKER_PROVIDER": provider,
+            "ISSUE_TRACKER_TOKEN_SECRET": token_secret,
+        }
+        with http_server(server, env=env, port=port) as url:
+            yield url, f"{USER}.{signature}"
+
+
 @contextlib.asynccontextmanager
 async def signed_in_client(
     server: str, mode: str, interactive: bool, wire: httpx2.AsyncBaseTransport | None = None
@@ -168,32 +186,17 @@ async def signed_in_client(
     """The example on Streamable HTTP beside a local OpenID provider; the user's MCP client
     (with an MCP access token naming the user) and their browser, signed in. `wire` is the
     MCP client's HTTP transport (a test's, to read every message)."""
-    token_secret = secrets.token_urlsafe(32)
-    mcp_token = (
-        f"{USER}.{hmac.new(token_secret.encode(), USER.encode(), hashlib.sha256).hexdigest()}"
-    )
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    with openid_provider() as provider:
-        env = {
-            "MCP_RESOLVE_STATE_KEYS": secrets.token_urlsafe(32),
-            "ISSUE_TRACKER_BASE_URL": base,
-            "ISSUE_TRACKER_PROVIDER": provider,
-            "ISSUE_TRACKER_TOKEN_SECRET": token_secret,
-        }
-        with http_server(server, env=env, port=port) as url:
-            browser = UsersBrowser(base)
-            try:
-                await anyio.to_thread.run_sync(browser.sign_in, mcp_token)
-                told = f"{USER}'s browser is signed in; her MCP client holds a token naming her"
-                print(f"    ({told})")
-                headers = {"Authorization": f"Bearer {mcp_token}"}
-                async with httpx2.AsyncClient(headers=headers, transport=wire) as http:
-                    transport = streamable_http_client(url, http_client=http)
-                    callback = make_callback(browser, interactive)
-                    async with Client(
-                        transport, mode=mode, elicitation_callback=callback
-                    ) as client:
-                        yield client, browser
-            finally:
-                await anyio.to_thread.run_sync(browser.close)
+    with served(server) as (url, mcp_token):
+        browser = UsersBrowser(url.removesuffix("/mcp"))
+        try:
+            await anyio.to_thread.run_sync(browser.sign_in, mcp_token)
+            told = f"{USER}'s browser is signed in; her MCP client holds a token naming her"
+            print(f"    ({told})")
+            headers = {"Authorization": f"Bearer {mcp_token}"}
+            async with httpx2.AsyncClient(headers=headers, transport=wire) as http:
+                transport = streamable_http_client(url, http_client=http)
+                callback = make_callback(browser, interactive)
+                async with Client(transport, mode=mode, elicitation_callback=callback) as client:
+                    yield client, browser
+        finally:
+            await anyio.to_thread.run_sync(browser.close)
