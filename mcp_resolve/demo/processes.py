@@ -51,12 +51,14 @@ def http_server(
     stateless: bool = False,
     timeout: float = 60.0,
     env: Mapping[str, str] | None = None,
+    port: int | None = None,
 ) -> Iterator[str]:
     """Run `examples/<name>.py --http 127.0.0.1:PORT`; yield its `/mcp` URL; stop it after.
 
-    `env` adds variables to the child's environment (keys for sealing, for example).
+    `env` adds variables to the child's environment (keys for sealing, for example);
+    `port` is one the caller picked (`free_port()`), when the environment must name it.
     """
-    port = free_port()
+    port = free_port() if port is None else port
     args = [sys.executable, str(example_path(name)), "--http", f"127.0.0.1:{port}"]
     if stateless:
         args.append("--stateless")

@@ -1,6 +1,6 @@
 """The README's demo: the seed's stories against real example servers, on every transport.
 
-Starts example servers (files, bistro, order_book, notes, warehouse) as real
+Starts example servers (files, bistro, order_book, notes, warehouse, issue_tracker) as real
 subprocesses and drives them with the official SDK's `Client`, over stdio and over
 Streamable HTTP on 127.0.0.1, on a legacy connection and on a 2026-07-28 one, printing what
 each section shows, then every question and the answer given. `--interactive` lets a
@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -37,6 +37,7 @@ from mcp.client import ClientRequestContext
 from mcp.client.session import ElicitationFnT, SamplingFnT
 from mcp.shared.exceptions import MCPError
 
+from .accounts import missing, signed_in_client
 from .processes import example_names, example_path, http_server
 from .terminal import Dismissed, fill_form
 
@@ -50,6 +51,7 @@ class Section:
     calls: tuple[tuple[str, dict[str, Any]], ...]
     sampling: bool = True  # whether the client lends its LLM (declares sampling)
     webhook: bool = False  # over HTTP whatever the transport: a payment provider reports to it
+    browser: bool = False  # over HTTP whatever the transport: a signed-in user's browser acts
 
 
 BOOKING = {"date": "2025-12-25", "party_size": 2}
@@ -100,6 +102,12 @@ SECTIONS: dict[str, list[Section]] = {
             "warehouse",
             "app scope: one connection pool, built once, serves every call",
             (("stock", {"sku": "apple"}), ("pool_info", {}), ("pool_info", {})),
+        ),
+        Section(
+            "issue_tracker",
+            "accounts: a tracker token by OAuth in the browser, an API key on the server's page",
+            (("my_issues", {}), ("remind", {"issue": 12})),
+            browser=True,
         ),
     ]
     for mode in ("legacy", "2026-07-28")
@@ -241,6 +249,9 @@ async def run(transports: list[str], modes: list[str], interactive: bool) -> Non
             print(f"\n== {transport}, {mode} " + "=" * 40)
             for section in SECTIONS[mode]:
                 print(f"\n  -- {section.server}: {section.shows}")
+                if section.browser:
+                    await signed_in(section, mode, interactive)
+                    continue
                 async with connect(
                     section.server, transport, mode, interactive, section.sampling, section.webhook
                 ) as client:
@@ -248,14 +259,33 @@ async def run(transports: list[str], modes: list[str], interactive: bool) -> Non
                         await tell(client, tool, arguments)
 
 
-async def tell(client: Client, tool: str, arguments: dict[str, Any]) -> None:
-    """One call: the tool and its arguments, the questions and answers, then the result."""
+async def signed_in(section: Section, mode: str, interactive: bool) -> None:
+    """A section whose user is signed in, with a browser that does their part."""
+    lacking = missing()
+    if lacking:
+        print(f"    (not shown: it needs {', '.join(lacking)}: pip install 'mcp-resolve[demo]')")
+        return
+    async with signed_in_client(section.server, mode, interactive) as (client, browser):
+        for tool, arguments in section.calls:
+            await tell(client, tool, arguments, settle=browser.settle)
+
+
+async def tell(
+    client: Client,
+    tool: str,
+    arguments: dict[str, Any],
+    settle: Callable[[], None] | None = None,
+) -> None:
+    """One call: the tool and its arguments, the questions and answers, then the result
+    (after what the user's browser did meanwhile, `settle`)."""
     print(f"  {tool}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})")
     try:
         result = await client.call_tool(tool, arguments)
     except MCPError as error:
         print(f"    ! {error.message}")
         return
+    if settle is not None:
+        await anyio.to_thread.run_sync(settle)
     text = " ".join(" ".join(getattr(c, "text", "").split()) for c in result.content)
     print(f"    = {'error: ' if result.is_error else ''}{text}")
 

@@ -2,7 +2,8 @@
 uvicorn on 127.0.0.1 under real MCP authorization, beside a real OpenID Connect provider
 (`support.oidc_provider`); the SDK `Client` as the user's MCP client (its HTTP traffic
 recorded, to check that no token ever passes through it) and an HTTP client with the
-server's sign-in cookie as the user's browser."""
+server's sign-in cookie as the user's browser (the `MCPServer` site also serves a sign-in
+step, `GET /signed-in?user=NAME`, for a real browser)."""
 
 import contextlib
 from collections.abc import AsyncIterator
@@ -16,6 +17,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server import MCPServer
 from mcp.server.request_state import RequestStateSecurity
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
 
 from mcp_resolve import Resolve, User
 from mcp_resolve.mcp import resolved
@@ -93,6 +96,15 @@ def build(
     server.tool()(resolved(my_email))
     server.tool()(disconnect)
     oauth.mount(server)
+
+    @server.custom_route("/signed-in", methods=["GET"])
+    async def sign_in(request: Request) -> Response:
+        """The server's own sign-in step, for a real browser (`tests/trust/
+        test_browser_oauth.py`); it trusts the query, as only a test may."""
+        response = PlainTextResponse(f"Signed in as {request.query_params['user']}.")
+        cookie.set(response, User(request.query_params["user"]))
+        return response
+
     return server.streamable_http_app(host="127.0.0.1"), oauth, cookie, seen
 
 

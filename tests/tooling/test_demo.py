@@ -8,6 +8,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from mcp_resolve import demo
+from mcp_resolve.demo.accounts import NOTIFIER_KEY
 
 # One run of the demo for the module: `make test` keeps each file on one xdist worker.
 
@@ -89,3 +90,32 @@ def test_serve_names_the_example_servers_there_are(capsys: pytest.CaptureFixture
     assert "invalid choice: 'nope'" in err
     assert "'notes'" in err
     assert "'warehouse'" in err
+
+
+def test_the_demo_shows_accounts_a_token_by_oauth_and_a_key_on_a_page(out: str) -> None:
+    # Over HTTP whatever the client's transport, on both generations: a local OpenID
+    # provider, the user's browser consenting there, then entering a key on the server's page.
+    connect = (
+        "    ? Connect your Issue Tracker account in your browser\n"
+        "      Open this link to continue: http://127.0.0.1:"
+    )
+    consented = (
+        "    > accept\n"
+        "    (the browser: the connect page sends it to the tracker's screen 'Authorize Client')\n"
+        "    (at the tracker, alice signs in and consents; the callback answers 200 Connected)\n"
+        "    = #12 alice: the login page is slow; #15 alice: export to CSV\n"
+    )
+    keyed = (
+        "    > accept\n"
+        "    (the browser: Notifier API key page; alice enters the key,"
+        " the page answers 200 Done)\n"
+        "    = Reminded alice about #12 (sent through the notifier with your key).\n"
+    )
+    signed_in = "    (alice's browser is signed in; her MCP client holds a token naming her)\n"
+    assert out.count(signed_in + "  my_issues()\n" + connect) == 4
+    assert out.count("/mcp-resolve/oauth/connect/") == 4
+    assert out.count(consented) == 4
+    assert out.count("? Enter your notifier API key on this server's page") == 4
+    assert out.count("/mcp-resolve/pages/") == 4
+    assert out.count(keyed) == 4
+    assert NOTIFIER_KEY not in out
