@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import anyio
 import httpx2
-from held_waits import LEGACY, MODERN, WorkloadError, legacy_call, modern_call
+from held_clients import LEGACY, MODERN, WorkloadError, legacy_call, modern_call
 from support.held_workers import KEYS
 from support.load_balancer import uvicorn_worker
 from support.redis_server import RedisServer
