@@ -99,7 +99,7 @@ def _by_file() -> list[tuple[str, int, int]]:
         (str(stat.traceback[0].filename), stat.size_diff, stat.count_diff)
         for stat in diff
         if stat.size_diff
-    ][:60]
+    ][:400]
 
 
 async def app(scope: Scope, receive: Receive, send: Send) -> None:

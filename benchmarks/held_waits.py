@@ -163,14 +163,17 @@ async def one_run(a: str, b: str, mode: str, kind: str, tag: str, options: Any) 
             cpu = float((await http.get(f"{a}/cpu")).text) - before
             cpu_percent = 100 * cpu / (time.perf_counter() - start)
             by_file = await get(http, f"{a}/tracemalloc/diff") if options.tracemalloc else []
+            before, start = float((await http.get(f"{a}/cpu")).text), time.perf_counter()
             if kind == "resolve":
                 sent, retried = await wake(http, b, orders, options)
             else:
                 sent, retried = {}, []
                 await http.post(f"{a}/release")
+            while len(done) < calls:
+                await anyio.sleep(0.05)
+            cpu_waking = float((await http.get(f"{a}/cpu")).text) - before
+            waking = time.perf_counter() - start
         after = await get(http, f"{a}/stats")
-    print("    gc idle", idle["gc"], idle["gc_objects"], "held", held["gc"], held["gc_objects"],
-          "after", after["gc"], flush=True)  # fmt: skip
     if len(done) != calls or after["waiting"] != 0:
         raise WorkloadError(f"{len(done)} of {calls} calls finished; {after['waiting']} waiting")
     run = {
@@ -180,6 +183,12 @@ async def one_run(a: str, b: str, mode: str, kind: str, tag: str, options: Any) 
         "threads_held": held["os_threads"],
         "opened_per_s": opened,
         "reports_retried": len(retried),
+        "objects_per_call": (held["gc_objects"] - idle["gc_objects"]) / calls,
+        "gc_s_setup": held["gc"]["seconds"] - idle["gc"]["seconds"],
+        "gc_longest_ms": after["gc"]["longest_ms"],  # since the worker started
+        "gc_full_waking": after["gc"]["full"] - held["gc"]["full"],
+        "cpu_ms_per_wake": 1000 * cpu_waking / calls,
+        "waking_s": waking,
     }
     if sent:
         wakes = sorted((done[o] - sent[o]) * 1000 for o in orders)
@@ -201,8 +210,11 @@ def show_by_file(by_file: list[list[Any]], calls: int) -> None:
         if "mcp_resolve/" in filename:
             name = "mcp_resolve/" + filename.split("mcp_resolve/")[-1]
         groups[name] = groups.get(name, 0.0) + size / 1024 / calls
-    print("    allocated while held, KiB per call, by file:")
-    for name, kib in sorted(groups.items(), key=lambda item: -abs(item[1]))[:25]:
+    ours = sum(kib for name, kib in groups.items() if name.startswith("mcp_resolve/"))
+    print(f"    allocated while held, KiB per call: {sum(groups.values()):.2f} in all, "
+          f"{ours:.2f} in mcp_resolve; by file:")  # fmt: skip
+    ranked = sorted(groups.items(), key=lambda item: -abs(item[1]))
+    for name, kib in ranked[:25] + [i for i in ranked[25:] if i[0].startswith("mcp_resolve/")]:
         print(f"      {kib:7.2f}  {name}")
 
 
