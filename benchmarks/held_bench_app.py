@@ -94,12 +94,17 @@ async def _send(send: Send, body: bytes, kind: bytes = b"application/json") -> N
 
 def _by_file() -> list[tuple[str, int, int]]:
     now = tracemalloc.take_snapshot()
-    diff = now.compare_to(_mark[-1], "filename")
+    diff = now.compare_to(_mark[-1], "lineno")  # mcp_resolve's lines, the rest by file
     return [
-        (str(stat.traceback[0].filename), stat.size_diff, stat.count_diff)
+        (_where(stat.traceback[0]), stat.size_diff, stat.count_diff)
         for stat in diff
         if stat.size_diff
-    ][:400]
+    ][:4000]
+
+
+def _where(frame: tracemalloc.Frame) -> str:
+    name = str(frame.filename)
+    return f"{name}:{frame.lineno}" if "/mcp_resolve/" in name else name
 
 
 async def app(scope: Scope, receive: Receive, send: Send) -> None:
