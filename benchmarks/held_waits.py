@@ -138,7 +138,7 @@ async def one_run(a: str, b: str, mode: str, kind: str, tag: str, options: Any) 
     done: dict[str, float] = {}
     limits = httpx2.Limits(max_connections=256, max_keepalive_connections=256)
     async with httpx2.AsyncClient(limits=limits, timeout=httpx2.Timeout(300.0)) as http:
-        idle = await get(http, f"{a}/stats")
+        idle = await get(http, f"{a}/stats?objects")
         objects = await get(http, f"{a}/objects") if options.objects else {}
         if options.tracemalloc:
             await http.post(f"{a}/tracemalloc/mark")
@@ -150,7 +150,7 @@ async def one_run(a: str, b: str, mode: str, kind: str, tag: str, options: Any) 
                     await anyio.sleep(0.2)
             opened = calls / (time.perf_counter() - began)
             await anyio.sleep(1.0)  # the last set-up settles
-            held = await get(http, f"{a}/stats")
+            held = await get(http, f"{a}/stats?objects")
             if options.objects:
                 now = await get(http, f"{a}/objects")
                 grew = {k: (v - objects.get(k, 0)) / calls for k, v in now.items()}
