@@ -9,8 +9,8 @@ One uvicorn worker of benchmarks/hangup_app.py (tests/support/held_app.py: `pay_
 waits on a URL step until the order is paid) and a redis-server of its own, on 127.0.0.1.
 For each watch (`await`: mcp_resolve as it is, each waiting call awaits its request's
 disconnect; `poll`: the watch it had before, each waiting call asks twice a second) and
-each generation, N calls are made as raw MCP requests (benchmarks/held_waits.py's
-clients) and held: a legacy call waiting after the consent, a 2026-07-28 retry that
+each generation, N calls are made as raw MCP requests (benchmarks/held_clients.py's
+calls) and held: a legacy call waiting after the consent, a 2026-07-28 retry that
 consented. Once the worker reports N calls waiting, its CPU time is read over `--window`
 seconds; then every order is reported paid, and every call must end with its receipt
 (the workload is checked). The worker's file limit is raised with this process's.
@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import anyio
 import httpx2
-from held_waits import LEGACY, MODERN, WorkloadError, legacy_call, modern_call
+from held_clients import LEGACY, MODERN, WorkloadError, legacy_call, modern_call
 from support.held_workers import KEYS
 from support.load_balancer import uvicorn_worker
 from support.redis_server import RedisServer

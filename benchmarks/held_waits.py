@@ -2,244 +2,314 @@
 
 Run from the repository root (needs `redis-server`, which `make test` installs):
 
-    .venv/bin/python benchmarks/held_waits.py               # 1,000 of each, 3 repeats
+    .venv/bin/python benchmarks/held_waits.py                  # 1,000 of each, 3 repeats
+    .venv/bin/python benchmarks/held_waits.py --calls 10000 --repeats 1 --rate 200
     .venv/bin/python benchmarks/held_waits.py --calls 200 --repeats 1   # smoke run
 
-A redis-server of its own and two uvicorn workers of tests/support/held_app.py (127.0.0.1, free
-ports, shared keys and Redis). Per repeat and per generation, N calls of `pay_by_card`
-are made to worker A over real HTTP, as raw MCP requests (one HTTP client, no SDK
-session objects in this process):
+A redis-server of its own, worker B (tests/support/held_app.py under uvicorn) for the whole
+run, and for each measurement a fresh worker A (benchmarks/held_bench_app.py: held_app
+with its floors beside it), all on 127.0.0.1 with this process's file limit raised. Per
+repeat, generation (`--modes`) and what waits (`--kinds`), `--clients` processes of
+benchmarks/held_clients.py open N waits on A over real HTTP, as raw MCP requests:
 
-- 2026-07-28: round one returns the URL question; the retry consents and is held;
-- legacy (2025-11-25): a session per call; the call's SSE stream brings the
-  `elicitation/create`, the client consents, and the call waits.
+- `resolve`: mcp_resolve's `pay_by_card`; on 2026-07-28 the consenting retry is held, on
+  legacy (2025-11-25) the call waits after the consent on its session's stream;
+- `sdk`: the SDK's `MCPServer` with a plain tool awaiting an event (the in-flight floor);
+- `starlette`: a bare Starlette request awaiting an event (the pending-request floor; one
+  run per repeat, it has no generation).
 
-Once worker A reports N calls waiting (its `/stats`), A's resident memory and its OS
-threads are read; then the provider's report for each order is posted to worker B
-(`complete()` there, through the Redis completion bus), 32 at a time, and each call's
-wake-up latency is the time from its report being sent to its result arriving. Every
-result must be the paid receipt (the workload is checked).
+Once A reports N waiting: A's resident memory and OS threads, and its CPU over `--window`
+seconds while everything is held. Then the waits are woken: the floors by one `POST
+/release`; `resolve` by the provider's report of each order posted to worker B
+(`complete()` there, through the Redis completion bus), either at a steady `--rate` per
+second, spread evenly, or (`--rate 0`) in bursts of `--burst`. A call's wake-up latency is
+from its report being sent to its result arriving in its client process (one monotonic
+clock for the machine). Every result is checked, and A must report 0 waiting at the end.
+`--tracemalloc` traces A's allocations (slow: use a few hundred calls) and prints, per
+held call, what was allocated while they waited, by file.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import asyncio
 import os
+import resource
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(
     0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests")
 )
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import anyio
 import httpx2
-from support.held_workers import LOGS, workers
+from held_clients import LEGACY, MODERN, WorkloadError
+from support.held_workers import KEYS
+from support.load_balancer import uvicorn_worker
 from support.redis_server import RedisServer
 
-MODERN, LEGACY = "2026-07-28", "2025-11-25"
-CAPS = {"elicitation": {"url": {}}}
-INFO = {"name": "held-bench", "version": "1"}
+ROOT = Path(__file__).resolve().parents[1]
+CLIENTS = ROOT / "benchmarks" / "held_clients.py"
 
 
-class WorkloadError(RuntimeError):
-    pass
+@contextmanager
+def worker(app: str, env: dict[str, str], log: Path) -> Iterator[str]:
+    with uvicorn_worker(app, env, ROOT / "benchmarks", log) as address:
+        yield f"http://{address}"
 
 
-def result_of(response: httpx2.Response, order: str) -> dict[str, Any]:
-    """The JSON-RPC result, from a JSON body or an SSE stream (whichever the server chose)."""
-    if response.headers.get("content-type", "").startswith("text/event-stream"):
-        for line in response.text.splitlines():
-            if line.startswith("data:") and line[5:].strip():
-                message = json.loads(line[5:])
-                if "result" in message or "error" in message:
-                    return dict(message.get("result") or {})
-        raise WorkloadError(f"{order}: HTTP {response.status_code}, no result in the stream")
-    try:
-        return dict(response.json().get("result") or {})
-    except ValueError:
-        got = f"HTTP {response.status_code} {response.text[:200]!r}"
-        raise WorkloadError(f"{order}: {got}") from None
+async def get(http: httpx2.AsyncClient, url: str) -> Any:
+    return (await http.get(url)).json()
 
 
-Done = dict[str, float]
+async def clients(
+    base: str, mode: str, kind: str, tag: str, calls: int, count: int, done: dict[str, float]
+) -> None:
+    """Run `count` client processes opening `calls` waits between them; fill `done`."""
+    share = -(-calls // count)
+
+    async def one(first: int) -> None:
+        n = min(share, calls - first)
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, str(CLIENTS), f"{base}/mcp", mode, kind, tag, str(first), str(n),
+            stdout=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        assert process.stdout is not None
+        try:
+            while line := (await process.stdout.readline()).decode():
+                word, _, rest = line.strip().partition(" ")
+                if word == "error":
+                    raise WorkloadError(rest)
+                order, _, at = rest.partition(" ")
+                done[order] = float(at)
+            if await process.wait():
+                raise WorkloadError(f"a client process ended with {process.returncode}")
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+
+    async with anyio.create_task_group() as group:
+        for first in range(0, calls, share):
+            group.start_soon(one, first)
 
 
-async def modern_call(http: httpx2.AsyncClient, url: str, order: str, done: Done) -> None:
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientInfo": INFO,
-        "io.modelcontextprotocol/clientCapabilities": CAPS,
-    }
-    headers = {
-        "accept": "application/json, text/event-stream", "content-type": "application/json",
-        "mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "pay_by_card",
-    }  # fmt: skip
-    params: dict[str, Any] = {"name": "pay_by_card", "arguments": {"order": order}, "_meta": meta}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
-    first = result_of(await http.post(url, json=body, headers=headers), order)
-    (key,) = first.get("inputRequests") or {None: None}
-    if key is None:
-        raise WorkloadError(f"{order}: no question: {first!r}")
-    params["inputResponses"] = {key: {"action": "accept"}}
-    params["requestState"] = first["requestState"]
-    result = result_of(await http.post(url, json=body, headers=headers), order)
-    done[order] = time.perf_counter()
-    check(order, result)
+async def wake(http: httpx2.AsyncClient, b: str, orders: list[str], options: Any) -> Any:
+    """Post each order's report to worker B (at `--rate`, else in bursts); when each was sent."""
+    sent: dict[str, float] = {}
+    retried: list[str] = []
+    limiter = anyio.CapacityLimiter(options.burst if not options.rate else 10**6)
+
+    async def report(order: str) -> None:
+        async with limiter:
+            sent[order] = time.perf_counter()
+            status: object = None
+            for _ in range(10):  # as a provider retries a webhook that failed
+                try:
+                    status = (await http.post(f"{b}/paid/{order}")).status_code
+                except httpx2.TransportError as exc:
+                    status = repr(exc)
+                if status == 204:
+                    return
+                retried.append(order)
+                await anyio.sleep(0.5)
+            raise WorkloadError(f"{order}: report failed ({status})")
+
+    async with anyio.create_task_group() as group:
+        start = time.perf_counter() + 0.05
+        for n, order in enumerate(orders):
+            if options.rate:
+                await anyio.sleep(max(0.0, start + n / options.rate - time.perf_counter()))
+            group.start_soon(report, order)
+    return sent, retried
 
 
-async def legacy_call(http: httpx2.AsyncClient, url: str, order: str, done: Done) -> None:
-    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-    init = {
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": LEGACY, "capabilities": CAPS, "clientInfo": INFO},
-    }  # fmt: skip
-    response = await http.post(url, json=init, headers=headers)
-    session = {**headers, "mcp-session-id": response.headers["mcp-session-id"],
-               "mcp-protocol-version": LEGACY}  # fmt: skip
-    await http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"},
-                    headers=session)  # fmt: skip
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "pay_by_card", "arguments": {"order": order}}}  # fmt: skip
-    async with http.stream("POST", url, json=call, headers=session) as stream:
-        async for line in stream.aiter_lines():
-            if not line.startswith("data:"):
-                continue
-            message = json.loads(line[5:])
-            if message.get("method") == "elicitation/create":
-                answer = {"jsonrpc": "2.0", "id": message["id"], "result": {"action": "accept"}}
-                await http.post(url, json=answer, headers=session)
-            elif message.get("id") == 1:
-                done[order] = time.perf_counter()
-                check(order, message.get("result") or {})
-                break
-    await http.delete(url, headers=session)
-
-
-def check(order: str, result: dict[str, Any]) -> None:
-    content = result.get("content") or [{}]
-    if result.get("isError") or content[0].get("text") != f"paid: receipt for {order}":
-        raise WorkloadError(f"{order}: wrong result {result!r}")
-
-
-async def stats(http: httpx2.AsyncClient, base: str) -> dict[str, Any]:
-    data: dict[str, Any] = (await http.get(f"{base}/stats")).json()
-    return data
-
-
-async def one_run(a: str, b: str, mode: str, calls: int, tag: str) -> dict[str, Any]:
-    limits = httpx2.Limits(max_connections=calls + 64, max_keepalive_connections=calls + 64)
-    timeout = httpx2.Timeout(300.0)
-    async with httpx2.AsyncClient(limits=limits, timeout=timeout) as http:
-        idle = await stats(http, a)
-        done: dict[str, float] = {}
-        sent: dict[str, float] = {}
-        retried: list[str] = []
-        orders = [f"{tag}-{i}" for i in range(calls)]
-        call = modern_call if mode == MODERN else legacy_call
+async def one_run(a: str, b: str, mode: str, kind: str, tag: str, options: Any) -> dict[str, Any]:
+    calls = options.calls
+    orders = [f"{tag}-{i}" for i in range(calls)]
+    done: dict[str, float] = {}
+    limits = httpx2.Limits(max_connections=256, max_keepalive_connections=256)
+    async with httpx2.AsyncClient(limits=limits, timeout=httpx2.Timeout(300.0)) as http:
+        idle = await get(http, f"{a}/stats?objects")
+        objects = await get(http, f"{a}/objects") if options.objects else {}
+        if options.tracemalloc:
+            await http.post(f"{a}/tracemalloc/mark")
+        began = time.perf_counter()
         async with anyio.create_task_group() as group:
-            for n, order in enumerate(orders):
-                group.start_soon(call, http, f"{a}/mcp", order, done)
-                if n % 50 == 49:  # a ramp, not one burst of N connections
-                    await anyio.sleep(0.05)
-            with anyio.fail_after(600):
-                while (held := await stats(http, a))["waiting"] < calls:
+            group.start_soon(clients, a, mode, kind, tag, calls, options.clients, done)
+            with anyio.fail_after(options.setup_timeout):
+                while (await get(http, f"{a}/stats"))["waiting"] < calls:
                     await anyio.sleep(0.2)
-            limiter = anyio.CapacityLimiter(32)
-
-            async def report(order: str) -> None:
-                async with limiter:
-                    sent[order] = time.perf_counter()
-                    status: object = None
-                    for _ in range(10):  # as a provider retries a webhook that failed
-                        try:
-                            status = (await http.post(f"{b}/paid/{order}")).status_code
-                        except httpx2.TransportError as exc:
-                            status = repr(exc)
-                        if status == 204:
-                            return
-                        retried.append(order)
-                        await anyio.sleep(0.5)
-                    raise WorkloadError(f"{order}: report failed ({status})")
-
-            async with anyio.create_task_group() as reports:
-                for order in orders:
-                    reports.start_soon(report, order)
-        after = await stats(http, a)
+            opened = calls / (time.perf_counter() - began)
+            await anyio.sleep(1.0)  # the last set-up settles
+            held = await get(http, f"{a}/stats?objects")
+            if options.objects:
+                now = await get(http, f"{a}/objects")
+                grew = {k: (v - objects.get(k, 0)) / calls for k, v in now.items()}
+                top = sorted(grew.items(), key=lambda item: -item[1])[:40]
+                print("    objects per held call:", sum(grew.values()), flush=True)
+                for name, many in top:
+                    print(f"      {many:7.2f} {name}")
+            before, start = float((await http.get(f"{a}/cpu")).text), time.perf_counter()
+            await anyio.sleep(options.window)
+            cpu = float((await http.get(f"{a}/cpu")).text) - before
+            cpu_percent = 100 * cpu / (time.perf_counter() - start)
+            by_file = await get(http, f"{a}/tracemalloc/diff") if options.tracemalloc else []
+            before, start = float((await http.get(f"{a}/cpu")).text), time.perf_counter()
+            if kind == "resolve":
+                sent, retried = await wake(http, b, orders, options)
+            else:
+                sent, retried = {}, []
+                await http.post(f"{a}/release")
+            while len(done) < calls:
+                await anyio.sleep(0.05)
+            cpu_waking = float((await http.get(f"{a}/cpu")).text) - before
+            waking = time.perf_counter() - start
+        after = await get(http, f"{a}/stats")
     if len(done) != calls or after["waiting"] != 0:
         raise WorkloadError(f"{len(done)} of {calls} calls finished; {after['waiting']} waiting")
-    wake = sorted((done[o] - sent[o]) * 1000 for o in orders)
-    return {
-        "p50_ms": statistics.median(wake),
-        "p99_ms": wake[int(0.99 * (len(wake) - 1))],
+    run = {
         "kib_per_call": (held["rss_kib"] - idle["rss_kib"]) / calls,
+        "cpu_percent": cpu_percent,
         "threads_idle": idle["os_threads"],
         "threads_held": held["os_threads"],
-        "waiting": held["waiting"],
+        "opened_per_s": opened,
         "reports_retried": len(retried),
+        "objects_per_call": (held["gc_objects"] - idle["gc_objects"]) / calls,
+        "gc_s_setup": held["gc"]["seconds"] - idle["gc"]["seconds"],
+        "gc_longest_ms": after["gc"]["longest_ms"],  # since the worker started
+        "gc_full_waking": after["gc"]["full"] - held["gc"]["full"],
+        "cpu_ms_per_wake": 1000 * cpu_waking / calls,
+        "waking_s": waking,
     }
+    if sent:
+        wakes = sorted((done[o] - sent[o]) * 1000 for o in orders)
+        run |= {
+            "p50_ms": statistics.median(wakes),
+            "p99_ms": wakes[int(0.99 * (len(wakes) - 1))],
+            "max_ms": wakes[-1],
+        }
+    if by_file:
+        show_by_file(by_file, calls)
+    return run
+
+
+def show_by_file(by_file: list[list[Any]], calls: int) -> None:
+    groups: dict[str, float] = {}
+    for filename, size, _ in by_file:
+        parts = filename.split("/site-packages/")
+        name = parts[-1] if len(parts) > 1 else filename.rsplit("/", 1)[-1]
+        if "mcp_resolve/" in filename:
+            name = "mcp_resolve/" + filename.split("mcp_resolve/")[-1]
+        groups[name] = groups.get(name, 0.0) + size / 1024 / calls
+    ours = sum(kib for name, kib in groups.items() if name.startswith("mcp_resolve/"))
+    print(f"    allocated while held, KiB per call: {sum(groups.values()):.2f} in all, "
+          f"{ours:.2f} in mcp_resolve; by file:")  # fmt: skip
+    ranked = sorted(groups.items(), key=lambda item: -abs(item[1]))
+    for name, kib in ranked[:25] + [i for i in ranked[25:] if i[0].startswith("mcp_resolve/")]:
+        print(f"      {kib:7.2f}  {name}")
 
 
 def spread(values: list[float]) -> str:
+    if not values:
+        return "-"
     if len(values) == 1:
         return f"{values[0]:.1f}"
     return f"{statistics.median(values):.1f} (min {min(values):.1f}, max {max(values):.1f})"
 
 
-async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse() -> Any:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--modes", default=f"{MODERN},{LEGACY}")
+    parser.add_argument("--kinds", default="resolve,sdk,starlette")
+    parser.add_argument("--clients", type=int, default=4, help="client processes")
     parser.add_argument(
-        "--held-timeout",
-        type=float,
-        default=600.0,
-        help="each question's deadline, s: above the time it takes to open --calls waits "
-        "(one client process opens about 16 a second here, so 10,000 need over 600 s)",
-    )
-    options = parser.parse_args()
-    print(f"load average before: {os.getloadavg()}")
+        "--rate", type=float, default=200.0,
+        help="completions a second, spread evenly (0: bursts of --burst)",
+    )  # fmt: skip
+    parser.add_argument("--burst", type=int, default=32)
+    parser.add_argument("--window", type=float, default=5.0, help="seconds of CPU measured")
+    parser.add_argument("--setup-timeout", type=float, default=1800.0)
+    parser.add_argument("--tracemalloc", action="store_true")
+    parser.add_argument("--objects", action="store_true", help="objects the collector tracks")
+    parser.add_argument(
+        "--held-timeout", type=float, default=1800.0,
+        help="each URL question's deadline, s: above the time it takes to open and wake them",
+    )  # fmt: skip
+    return parser.parse_args()
+
+
+async def main() -> None:
+    options = parse()
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # workers and clients inherit it
+    print(f"file limit {hard}; load average before: {os.getloadavg()}", flush=True)
     redis = RedisServer()
     redis.start()
+    found: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    logs: list[Path] = []
     try:
-        with (
-            tempfile.TemporaryDirectory() as paid,
-            workers(redis.url, Path(paid), HELD_TIMEOUT=f"{options.held_timeout:g}") as (a, b),
-        ):
-            modes = options.modes.split(",")
-            found: dict[str, list[dict[str, Any]]] = {mode: [] for mode in modes}
-            for repeat in range(options.repeats):
-                for mode in modes if repeat % 2 == 0 else modes[::-1]:
-                    run = await one_run(a, b, mode, options.calls, f"r{repeat}{mode[:4]}")
-                    found[mode].append(run)
-                    print(mode, repeat, {k: round(v, 2) for k, v in run.items()}, flush=True)
+        with tempfile.TemporaryDirectory() as paid:
+            env = {
+                "MCP_RESOLVE_STATE_KEYS": KEYS, "MCP_RESOLVE_REDIS_URL": redis.url,
+                "HELD_PAID_DIR": paid, "HELD_TIMEOUT": f"{options.held_timeout:g}",
+                "UVICORN_TIMEOUT_KEEP_ALIVE": "3600",  # no idle close mid-run
+                "PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "support"), str(ROOT)]),
+                "HELD_TRACEMALLOC": "1" if options.tracemalloc else "0",
+            }  # fmt: skip
+            logs.append(Path(paid) / "b.log")
+            with worker("held_app:app", env, logs[0]) as b:
+                for repeat in range(options.repeats):
+                    for mode in options.modes.split(","):
+                        for kind in options.kinds.split(","):
+                            if kind == "starlette" and mode != options.modes.split(",")[0]:
+                                continue
+                            logs.append(Path(paid) / f"a{len(logs)}.log")
+                            with worker("held_bench_app:app", env, logs[-1]) as a:
+                                tag = f"r{repeat}{mode[:4]}{kind[:2]}"
+                                run = await one_run(a, b, mode, kind, tag, options)
+                            generation = "-" if kind == "starlette" else mode
+                            found.setdefault((generation, kind), []).append(run)
+                            rounded = {k: round(v, 2) for k, v in run.items()}
+                            print(generation, kind, repeat, rounded, flush=True)
+            for log in logs:
+                text = log.read_text(errors="replace") if log.exists() else ""
+                lines = [line for line in text.splitlines() if "WARNING" in line or "Error" in line]
+                for line in lines[:5]:
+                    print(f"worker log ({log.name}):", line[:300])
     finally:
         redis.stop()
-        for log in LOGS:
-            lines = [line for line in log.splitlines() if "WARNING" in line or "Error" in line]
-            for line in lines[:5]:
-                print("worker log:", line[:300])
     print(f"load average after: {os.getloadavg()}")
-    print(f"\n{options.calls} concurrent waits on worker A, woken by complete() on worker B "
-          f"through Redis; median of {options.repeats} repeats (min, max):\n")  # fmt: skip
+    report(found, options)
+
+
+def report(found: dict[tuple[str, str], list[dict[str, Any]]], options: Any) -> None:
+    how = f"at {options.rate:g} a second" if options.rate else f"in bursts of {options.burst}"
+    print(f"\n{options.calls} waits held at once on worker A ({options.clients} client "
+          f"processes), woken by complete() on worker B through Redis {how}; median of "
+          f"{options.repeats} repeats (min, max):\n")  # fmt: skip
     print(
-        "| generation | wake-up p50 ms | wake-up p99 ms | KiB per held call "
-        "| OS threads idle -> held |"
+        "| generation | what waits | KiB per held call | worker CPU % while held | OS threads "
+        "idle -> held | waits opened /s | wake-up p50 ms | p99 ms | max ms |"
     )
-    print("|---|---|---|---|---|")
-    for mode, runs in found.items():
+    print("|---|---|---|---|---|---|---|---|---|")
+    for (mode, kind), runs in found.items():
         threads = f"{runs[0]['threads_idle']} -> {max(r['threads_held'] for r in runs)}"
+        cells = [spread([r[k] for r in runs if k in r]) for k in ("p50_ms", "p99_ms", "max_ms")]
         print(
-            f"| {mode} | {spread([r['p50_ms'] for r in runs])} | "
-            f"{spread([r['p99_ms'] for r in runs])} | "
-            f"{spread([r['kib_per_call'] for r in runs])} | {threads} |"
+            f"| {mode} | {kind} | {spread([r['kib_per_call'] for r in runs])} | "
+            f"{spread([r['cpu_percent'] for r in runs])} | {threads} | "
+            f"{spread([r['opened_per_s'] for r in runs])} | {' | '.join(cells)} |"
         )
 
 

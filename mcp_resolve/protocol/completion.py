@@ -17,11 +17,12 @@ complete another user's call by guessing.
 from __future__ import annotations
 
 import logging
+import math
 import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
@@ -130,11 +131,24 @@ def derive_id(key: str) -> str:
     return f"{key}@{secrets.token_urlsafe(16)}"
 
 
-@dataclass(eq=False)
+class ClientGone(Exception):
+    """The client of a waiting call hung up (what `watch` in `wait_for_completion` saw)."""
+
+
+@dataclass(eq=False, slots=True)
 class _Waiter:
+    """One waiting call: woken by cancelling the scope it waits in (`wake`), so a wait is
+    one cancel scope in the call's own task, with no event and no task of its own."""
+
     session: Any
     request_id: Any
-    event: anyio.Event = field(default_factory=anyio.Event)
+    fired: bool = False
+    scope: anyio.CancelScope | None = None
+
+    def wake(self) -> None:
+        self.fired = True
+        if self.scope is not None:
+            self.scope.cancel()
 
 
 # elicitation id -> connection -> the waiters of that connection (usually one)
@@ -194,17 +208,24 @@ async def _tell_and_wake(elicitation_id: str, waiters: list[_Waiter]) -> None:
         await notify(waiters[0].session, elicitation_id, waiters[0].request_id)
     finally:
         for waiter in waiters:
-            waiter.event.set()
+            waiter.wake()
 
 
 async def wait_for_completion(
-    elicitation_id: str, timeout: float | None, session: Any, request_id: Any
+    elicitation_id: str,
+    timeout: float | None,
+    session: Any,
+    request_id: Any,
+    watch: Callable[[], Awaitable[None]] | None = None,
 ) -> bool:
-    """Wait until `elicitation_id` completes; False if `timeout` passed first.
+    """Wait until `elicitation_id` completes; False if `timeout` passed first, and
+    `ClientGone` if `watch()` (what returns once the client hung up) returns first.
 
     The waiter is in place before the bus is asked, so a completion published meanwhile
     is not missed. A completion recorded before the wait began is taken at once, and the
-    session gets the notice it would have had.
+    session gets the notice it would have had. While it waits, the call is one cancel
+    scope running `watch()` (or sleeping): `deliver` wakes it by cancelling that scope,
+    so a held call keeps no task, task group or event for its wait.
     """
     waiter = _Waiter(session, request_id)
     _waiting.setdefault(elicitation_id, {}).setdefault(connection_of(session), []).append(waiter)
@@ -216,15 +237,35 @@ async def wait_for_completion(
                 _remove(elicitation_id, waiter)
                 await notify(session, elicitation_id, request_id)
             else:  # deliver() is telling it; the notice rides this request's stream
-                await waiter.event.wait()
+                await _woken(waiter, None, None)
             return True
-        with anyio.move_on_after(timeout):
-            await waiter.event.wait()
+        if await _woken(waiter, timeout, watch):
             await _bus.take(elicitation_id)  # this completion is used up
             return True
         return False
     finally:
         _remove(elicitation_id, waiter)
+
+
+async def _woken(
+    waiter: _Waiter, timeout: float | None, watch: Callable[[], Awaitable[None]] | None
+) -> bool:
+    """True once `waiter` is woken, False at `timeout`; `ClientGone` once `watch()` returns."""
+    deadline = math.inf if timeout is None else anyio.current_time() + timeout
+    with anyio.CancelScope(deadline=deadline) as scope:
+        waiter.scope = scope
+        if waiter.fired:
+            scope.cancel()
+        if watch is None:
+            await anyio.sleep_forever()
+        else:
+            await watch()
+    waiter.scope = None
+    if waiter.fired:
+        return True
+    if scope.cancelled_caught:
+        return False
+    raise ClientGone
 
 
 def _still_waiting(elicitation_id: str, waiter: _Waiter) -> bool:

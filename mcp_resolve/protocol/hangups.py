@@ -8,7 +8,9 @@ thousand held calls, twenty thousand wake-ups a second for nothing. The request'
 `receive` says it without being asked: once the body is read (the SDK reads it whole
 before the call starts), it returns `http.disconnect` when the connection closes, and
 until then it blocks. So the watch awaits `receive` and costs nothing while the client
-stays.
+stays. A call waiting for `complete()` awaits the watch in its own task, inside the cancel
+scope that the completion cancels (`completion.wait_for_completion`): ten thousand such
+calls are ten thousand suspended coroutines, with no task or event of their own.
 
 Others await the same `receive` for the same request: the SDK's own transport (which
 cancels a 2026-07-28 call on the hang-up) and sse-starlette (which ends a legacy call's

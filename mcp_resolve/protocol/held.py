@@ -31,13 +31,15 @@ A task's leg after an answer is held the same way under fastmcp-tasks' plain
 `TasksExtension`; under `ResolvingTasks` it ends instead and its next leg is scheduled
 (`hosts/tasks/scheduled_legs.py`), so that a waiting task holds no worker slot.
 
-The held retry is one suspended coroutine and one anyio event (`completion`), no thread.
+The held retry is one suspended coroutine in one cancel scope (`completion`): no task,
+event or thread of its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import anyio
@@ -45,7 +47,7 @@ import anyio
 from ..engine.questions import Question
 from ..engine.resolution import Resolution
 from ..engine.results import Resolved, Suspended
-from . import completion, legacy
+from . import legacy
 from .connection import Connection
 from .held_limits import HeldLimits
 
@@ -110,8 +112,14 @@ async def hold(
             closing = call.resolution.closing(None)  # None when no generator yielded
             if closing is not None:  # let go of what the resolvers opened while waiting
                 await call.leave(call.resolution, closing)
-            woken = _woken(conn, question, left)
-            await legacy.within(conn, question, tool, left, "complete", woken, said=deadline)
+            elicitation_id = getattr(question.request, "elicitation_id", None)
+            if elicitation_id:
+                await legacy.completed_within(
+                    conn, question, tool, left, elicitation_id, said=deadline
+                )
+            else:  # nothing can name it: run the resolver again every RECHECK_SECONDS
+                recheck = partial(anyio.sleep, min(RECHECK_SECONDS, left))
+                await legacy.within(conn, question, tool, left, "complete", recheck, said=deadline)
             if closing is not None:
                 call.resolution = call.restart()
             resolution = call.resolution
@@ -122,21 +130,3 @@ async def hold(
             if waiting is None:
                 return outcome
             question = waiting
-
-
-def _woken(conn: Connection, question: Question, left: float) -> Any:
-    """What wakes a held retry: `complete()` on the question's id, or the next re-check."""
-    elicitation_id = getattr(question.request, "elicitation_id", None)
-    if elicitation_id:
-
-        def completed() -> Any:
-            return completion.wait_for_completion(
-                elicitation_id, None, session=conn.session, request_id=conn.request_id
-            )
-
-        return completed
-
-    def recheck() -> Any:
-        return anyio.sleep(min(RECHECK_SECONDS, left))
-
-    return recheck

@@ -134,15 +134,42 @@ async def ask_one(
     )
     if isinstance(request, ElicitURL) and request.wait and answer.action == "accept":
         eid = wire.elicitation_id(question, derived)
-
-        def completed() -> Awaitable[bool]:
-            return completion.wait_for_completion(
-                eid, None, session=conn.session, request_id=related
-            )
-
         with (limits or _DEFAULT_LIMITS).holding(conn, question, tool):
-            await within(conn, question, tool, deadline, "complete", completed)
+            await completed_within(conn, question, tool, deadline, eid)
     return answer
+
+
+async def completed_within(
+    conn: Any,
+    question: Question,
+    tool: str,
+    deadline: float,
+    eid: str,
+    *,
+    said: float | None = None,
+) -> None:
+    """Wait for `complete(eid)`, unless `deadline` passes or the HTTP client hangs up first
+    (`within`'s errors). The wait and the watch for the hang-up share the call's own task:
+    a call waiting for a step is a coroutine suspended in `receive()`, nothing more."""
+    request = _http_request(conn)
+
+    def gone() -> Awaitable[None]:
+        return hangups.hung_up(request)
+
+    try:
+        if await completion.wait_for_completion(
+            eid,
+            deadline,
+            session=conn.session,
+            request_id=conn.request_id,
+            watch=None if request is None else gone,
+        ):
+            return
+    except completion.ClientGone:
+        raise client_failed(
+            question, "went away while", " waited for its completion", tool
+        ) from None
+    raise not_completed(question, tool, deadline if said is None else said)
 
 
 async def _ask_client(conn: Any, question: Question, tool: str) -> Any:

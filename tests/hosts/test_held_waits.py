@@ -9,6 +9,7 @@ client that hangs up frees its held request at once.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
@@ -18,6 +19,7 @@ from typing import Annotated, Any
 import anyio
 import mcp_types as types
 import pytest
+from mcp import Client
 from support.trust_kit import HOSTS, MODERN, call, connect, serve
 from support.uvicorn_thread import serving as http
 
@@ -262,3 +264,54 @@ async def test_a_client_that_hangs_up_frees_its_held_retry_at_once(host: str) ->
                 await anyio.sleep(0.02)
         assert completion._waiting == {}
         assert OPENED == CLOSED == ["conn", "conn"]  # nothing opened again for a hang-up
+
+
+RELEASE: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
+
+
+async def plain_wait(order: str) -> str:
+    """A plain SDK tool (no resolver) awaiting an event: the floor of an in-flight call."""
+    event = asyncio.Event()
+    RELEASE.append((asyncio.get_running_loop(), event))
+    await event.wait()
+    return f"released {order}"
+
+
+async def _tasks_besides_this() -> int:
+    return len(asyncio.all_tasks()) - 1
+
+
+@pytest.mark.parametrize("mode", ["legacy", MODERN])
+async def test_a_wait_for_a_step_runs_no_task_beside_the_call_over_http(mode: str) -> None:
+    """A call waiting for `complete()` over HTTP (a held retry, a legacy call after the
+    consent) watches for its client's hang-up and for the completion in its own task: while
+    it waits, the server's loop runs as many tasks as for the SDK's plain tool awaiting an
+    event, none per waiting call of mcp_resolve's own (it used to start a watcher each)."""
+    served = serve("mcpserver", pay_by_card)
+    served.server.tool()(plain_wait)
+    RELEASE.clear()
+
+    async def consent(context: Any, params: Any) -> types.ElicitResult:
+        return types.ElicitResult(action="accept")
+
+    def tasks() -> int:  # in the server's loop (uvicorn's thread)
+        return asyncio.run_coroutine_threadsafe(_tasks_besides_this(), RELEASE[0][0]).result(10)
+
+    with http(served.http()) as url:
+        async with Client(url, mode=mode, elicitation_callback=consent) as client:
+            with anyio.fail_after(20):  # a hang guard only
+                async with anyio.create_task_group() as group:
+                    group.start_soon(client.call_tool, "plain_wait", {"order": "o1"})
+                    while not RELEASE:
+                        await anyio.sleep(0.005)
+                    plain = await anyio.to_thread.run_sync(tasks)
+                    loop, event = RELEASE[0]
+                    loop.call_soon_threadsafe(event.set)
+                async with anyio.create_task_group() as group:
+                    group.start_soon(client.call_tool, "pay_by_card", {"order": "o2"})
+                    while completion.waiting("card-o2") == 0:
+                        await anyio.sleep(0.005)
+                    waiting = await anyio.to_thread.run_sync(tasks)
+                    PAID.add("o2")
+                    asyncio.run_coroutine_threadsafe(completion.announce("card-o2"), loop)
+    assert waiting == plain

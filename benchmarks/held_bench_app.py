@@ -1,0 +1,141 @@
+"""The worker of benchmarks/held_waits.py: tests/support/held_app.py with its floors beside it.
+
+benchmarks/hangup_app.py (held_app's `pay_by_card` waiting on a URL step, `GET /cpu`), plus
+what a held mcp_resolve call is compared with, in the same process:
+
+- `plain_wait(order)`: a plain tool of the SDK's `MCPServer` (no mcp_resolve) awaiting an
+  event, the floor of an in-flight tool call on either generation;
+- `GET /pending/<order>`: a bare Starlette request awaiting the same event on its open
+  connection, the floor of any pending HTTP request;
+- `POST /release`: sets the event, so that every such call and request returns
+  `released <order>`;
+- `GET /stats`: held_app's figures, with `waiting` counting these as well;
+- with `HELD_TRACEMALLOC=1`, `POST /tracemalloc/mark` keeps a snapshot and `GET
+  /tracemalloc/diff` returns what was allocated since, by file (the largest first).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import time
+import tracemalloc
+
+if os.environ.get("HELD_TRACEMALLOC") == "1":
+    tracemalloc.start(1)
+
+import anyio
+from hangup_app import app as held
+from held_app import mcp, stats
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from mcp_resolve.protocol import completion
+
+_released: anyio.Event | None = None
+_pending = 0
+_mark: list[tracemalloc.Snapshot] = []
+_gc = {"seconds": 0.0, "longest_ms": 0.0, "full": 0, "began": 0.0}
+
+
+def _timed(phase: str, info: dict[str, int]) -> None:
+    """The garbage collector's pauses: a full collection walks every object the held
+    calls keep, so its time grows with them."""
+    now = time.perf_counter()
+    if phase == "start":
+        _gc["began"] = now
+        return
+    spent = now - _gc["began"]
+    _gc["seconds"] += spent
+    _gc["longest_ms"] = max(_gc["longest_ms"], spent * 1000)
+    _gc["full"] += info.get("generation") == 2
+
+
+gc.callbacks.append(_timed)
+
+
+async def _wait() -> None:
+    global _released, _pending
+    if _released is None:
+        _released = anyio.Event()
+    _pending += 1
+    try:
+        await _released.wait()
+    finally:
+        _pending -= 1
+
+
+async def plain_wait(order: str) -> str:
+    """Wait until the benchmark releases every waiting call (no mcp_resolve here)."""
+    await _wait()
+    return f"released {order}"
+
+
+mcp.add_tool(plain_wait)
+
+
+async def pending(request: Request) -> PlainTextResponse:
+    await _wait()
+    return PlainTextResponse(f"released {request.path_params['order']}")
+
+
+bare = Starlette(routes=[Route("/pending/{order}", pending)])
+
+
+async def _send(send: Send, body: bytes, kind: bytes = b"application/json") -> None:
+    headers = [(b"content-type", kind)]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _by_file() -> list[tuple[str, int, int]]:
+    now = tracemalloc.take_snapshot()
+    diff = now.compare_to(_mark[-1], "lineno")  # mcp_resolve's lines, the rest by file
+    return [
+        (_where(stat.traceback[0]), stat.size_diff, stat.count_diff)
+        for stat in diff
+        if stat.size_diff
+    ][:4000]
+
+
+def _where(frame: tracemalloc.Frame) -> str:
+    name = str(frame.filename)
+    return f"{name}:{frame.lineno}" if "/mcp_resolve/" in name else name
+
+
+async def app(scope: Scope, receive: Receive, send: Send) -> None:
+    global _released
+    path = scope.get("path", "") if scope["type"] == "http" else ""
+    if path.startswith("/pending/"):
+        await bare(scope, receive, send)
+    elif path == "/release":
+        if _released is not None:
+            _released.set()
+            _released = None
+        await _send(send, b"{}")
+    elif path == "/stats":
+        response = await stats(None)  # type: ignore[arg-type]
+        figures = json.loads(bytes(response.body))
+        held_here = sum(completion.waiting(eid) for eid in completion.waiting_ids())
+        figures["waiting"] = held_here + _pending
+        figures["gc"] = {k: v for k, v in _gc.items() if k != "began"}
+        if scope.get("query_string") == b"objects":  # walks every object: not in a poll
+            figures["gc_objects"] = len(gc.get_objects())
+        await _send(send, json.dumps(figures).encode())
+    elif path == "/objects":  # what the collector tracks, by type
+        counts: dict[str, int] = {}
+        for thing in gc.get_objects():
+            name = type(thing).__qualname__
+            counts[name] = counts.get(name, 0) + 1
+        await _send(send, json.dumps(counts).encode())
+    elif path == "/tracemalloc/mark":
+        _mark[:] = [tracemalloc.take_snapshot()]
+        await _send(send, b"{}")
+    elif path == "/tracemalloc/diff":
+        await _send(send, json.dumps(_by_file()).encode())
+    else:
+        await held(scope, receive, send)
