@@ -16,13 +16,19 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 import redis.asyncio as aioredis
 from fastmcp import Client
 from fastmcp_tasks.client import ToolTask, call_tool_task
 from support import tasks_processes
+from support.oidc_provider import consent, running_provider
 from support.redis_server import RedisServer
 from test_tasks import update
+
+from mcp_resolve import User
+from mcp_resolve.pages import SignedInCookie
+from mcp_resolve.seal import KeyRing
 
 pytestmark = pytest.mark.anyio
 
@@ -246,3 +252,56 @@ async def test_a_rewritten_fastmcp_tasks_snapshot_does_not_change_the_tasks_user
         done = await task.wait(timeout=60)
     assert json.loads(_text(done))["token"]["subject"] == "alice"
     assert await _builds(deployment, "bob") == []
+
+
+PUBLIC = "http://127.0.0.1:1"  # the address the connect links and the redirect name
+
+
+@pytest.mark.filterwarnings("ignore:get_jwt_config:DeprecationWarning")
+async def test_a_task_connects_its_users_account_and_completes_with_the_token(
+    redis_server: RedisServer,
+) -> None:
+    """`oauth.token(...)` in a task: the task asks for the connect link (input_required),
+    the user's browser (signed in as the task's user; nobody else's opens it) connects
+    through the front and the provider, and the task's next leg, on the worker, takes the
+    token, though the MCP token the task was started with expired meanwhile."""
+    with running_provider() as provider:
+        env = tasks_processes.environment(
+            redis_server.url,
+            "tasks-oauth-" + uuid.uuid4().hex[:8],
+            OIDC_PROVIDER=provider.base,
+            OAUTH_BASE=PUBLIC,
+        )
+        front, url = tasks_processes.front(env, SERVER)
+        worker = tasks_processes.worker(env, 4, SERVER)
+        site = url.removesuffix("/mcp")
+        expires = int(time.time()) + 5
+        try:
+            first = Client(url, auth=f"alice~{expires}", elicitation_handler=go_on)
+            async with first as client:
+                task = await call_tool_task(client, "whoami_at_idp", {})
+                parked = await task.wait(state="input_required", timeout=60)
+                ((key, request),) = (parked.input_requests or {}).items()
+                assert request["params"]["mode"] == "url"
+                link = request["params"]["url"]
+                await update(client, task.task_id, {key: {"action": "accept"}})  # consent
+            await anyio.sleep(max(0.0, expires + 1 - time.time()))  # the MCP token expired
+            cookie = SignedInCookie(KeyRing(tasks_processes.KEYS), secure=False)
+            bob = {"mcp_resolve_user": cookie.value(User("bob", ISSUER))}
+            async with httpx2.AsyncClient(cookies=bob) as browser:  # not the task's user
+                refused = await browser.get(link.replace(PUBLIC, site))
+            assert refused.status_code == 403, refused.text
+            alice = {"mcp_resolve_user": cookie.value(User("alice", ISSUER))}
+            async with httpx2.AsyncClient(cookies=alice) as browser:
+                opened = await browser.get(link.replace(PUBLIC, site))
+                assert opened.status_code == 303, opened.text
+                back = await consent(browser, opened.headers["location"], "alice@idp")
+                done_page = await browser.get(back.replace(PUBLIC, site))
+                assert done_page.status_code == 200, done_page.text
+            async with Client(url, auth="alice") as again:  # a fresh token, to poll
+                done = await ToolTask(again, "whoami_at_idp", task.create_result).wait(timeout=60)
+        finally:
+            worker.stop()
+            front.stop()
+    assert done.status == "completed", done
+    assert _text(done) == "alice@idp"

@@ -5,6 +5,9 @@ tests/support/tasks_server.py is (`tasks_processes.front(env, SERVER)`). Every b
 is valid and names its user (`Verifier`): `alice` is the subject alice, `alice~1700000000`
 the same user with a token that expires then, `service` a token with no subject (a client
 acting for nobody). With `TASKS_USER_NO_AUTH=1` the front serves without authorization.
+With `OIDC_PROVIDER` (a `support.oidc_provider`) and `OAUTH_BASE` (the public address its
+links and redirect name), `whoami_at_idp` takes the user's token of that provider
+(`mcp_resolve.oauth`, tokens and completions in Redis).
 User-scoped values are shared through Redis (`RedisUserValues`), and every build is
 recorded under `builds:<subject>` with the pid of the process that ran it.
 """
@@ -17,6 +20,7 @@ import sys
 from datetime import timedelta
 from typing import Annotated
 
+import httpx2
 import redis.asyncio as aioredis
 from fastmcp import FastMCP
 from fastmcp.server.auth import AccessToken, TokenVerifier
@@ -25,8 +29,11 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from pydantic import BaseModel
 
 from mcp_resolve import Elicit, Resolve, User
-from mcp_resolve.fastmcp import app_scope, resolved
-from mcp_resolve.redis import RedisUserValues
+from mcp_resolve.fastmcp import app_scope, resolved, use_completion_bus
+from mcp_resolve.oauth import OAuth, OAuthProvider, ProviderToken
+from mcp_resolve.oauth.redis_store import RedisOAuthStore
+from mcp_resolve.pages import SignedInCookie
+from mcp_resolve.redis import RedisCompletionBus, RedisUserValues
 from mcp_resolve.seal import KeyRing
 from mcp_resolve.tasks import ResolvingTasks
 
@@ -108,6 +115,38 @@ async def go() -> Go | Elicit[Go]:
 async def my_card_later(ok: Annotated[Go, Resolve(go)], card: Card) -> str:
     """Asks first (its first leg ends), then takes the user's value in its second leg."""
     return described(card)
+
+
+PROVIDER = os.environ.get("OIDC_PROVIDER")
+if PROVIDER:
+    keys = KeyRing.from_env()
+    use_completion_bus(RedisCompletionBus(REDIS, audience="tasks-user-tests"))
+    oauth = OAuth(
+        keys,
+        os.environ["OAUTH_BASE"],
+        browser=SignedInCookie(keys, secure=False),
+        store=RedisOAuthStore(REDIS, audience="tasks-user-tests"),
+    )
+    idp = OAuthProvider(
+        "idp",
+        client_id="mcp-tasks",
+        client_secret="a client secret",
+        authorize_url=f"{PROVIDER}/oauth2/authorize",
+        token_url=f"{PROVIDER}/oauth2/token",
+        scopes=["openid", "profile"],
+    )
+
+    @app.tool(task=TASK)
+    @resolved
+    async def whoami_at_idp(
+        token: Annotated[ProviderToken, Resolve(oauth.token(idp, timeout=60))],
+    ) -> str:
+        """The provider's subject of the task's user, read with their token."""
+        async with httpx2.AsyncClient() as http:
+            answer = await http.get(f"{PROVIDER}/userinfo", headers=token.headers())
+        return str(answer.json()["sub"])
+
+    oauth.mount(app)
 
 
 if __name__ == "__main__":
