@@ -147,6 +147,8 @@ async def test_a_task_started_without_a_user_fails_with_the_no_user_error(
     deployment: dict[str, Any],
 ) -> None:
     deployment["worker"]()
+    alices = await _task_result(deployment["url"], "alice", "my_card")  # first, same worker
+    assert json.loads(_text(alices))["token"]["subject"] == "alice"
     anonymous = await _task_result(deployment["open"](), None, "my_card")
     nobody = await _task_result(deployment["url"], "service", "my_card")  # a token, no subject
     for done in (anonymous, nobody):
