@@ -56,7 +56,7 @@ from ...protocol.connection import Connection
 from ...state.keys import KeyRing
 from ...state.round_state import RoundState, StateError
 from ...state.shared_keys import VARIABLE
-from . import deadlines, scheduled_legs, waiting_owners
+from . import deadlines, scheduled_legs, task_user, waiting_owners
 from . import legs as task_legs
 from . import push as task_push
 from .legs import ASKS_FIRST, ESCALATING, Escalation
@@ -196,9 +196,9 @@ class ResolvingTasks(TasksExtension):
         return created
 
     async def _record(self, context: Context, created: CreateTaskResult, state: str | None) -> None:
-        """Beside the new task, sealed: what the client declared and, for `@asks_first`, the
-        state its rounds carried (the declaration after it: a leg that sees it sees both),
-        then the task's owner."""
+        """Beside the new task, sealed: who signed in (`task_user`), for `@asks_first` the
+        state its rounds carried, and what the client declared (written after those two: a
+        leg that sees it sees them), then the task's owner."""
         docket: Any = context.fastmcp._docket or _current_docket.get()
         rc = context.request_context
         declared = getattr(rc.session, "client_capabilities", None) if rc is not None else None
@@ -211,6 +211,7 @@ class ResolvingTasks(TasksExtension):
             if state is not None:
                 carried = seal("carried", task_id, state, ttl)
                 await redis.set(_key(docket, "carried", task_id), carried, ex=ttl)
+            await task_user.record(redis, self.records, docket, task_id, ttl)
             text = declared.model_dump_json(by_alias=True, exclude_none=True)
             await redis.set(
                 _key(docket, "declared", task_id), seal("declared", task_id, text, ttl), ex=ttl
@@ -274,6 +275,7 @@ class ResolvingTasks(TasksExtension):
             if conn.session.waiting is not None:  # a scheduled leg: it runs, or ends here
                 await scheduled_legs.starting(docket, self.records, task.task_scope, task_id, leg)
         declared = await self._declared(docket, task_id, first)
+        await task_user.enter(self.records, docket, task_id)  # written before the declaration
         if declared is not None:
             conn.session.client_capabilities = declared
         if expired is not None:  # nobody answered in time: nothing more is asked

@@ -1,6 +1,6 @@
 """What mcp_resolve keeps in Redis beside a task, sealed: Redis stores it and decides nothing.
 
-Two records under `mcp_resolve:<what>:<task id>` in the task's Docket namespace, and the
+Records under `mcp_resolve:<what>:<task id>` in the task's Docket namespace, and the
 round state a leg leaves for the next, which fastmcp-tasks keeps under its own
 `...:request_state`:
 
@@ -8,6 +8,7 @@ round state a leg leaves for the next, which fastmcp-tasks keeps under its own
   leg may ask it);
 - `carried`: for an `@asks_first` tool, the round state that records the answers of its
   foreground rounds (the answers themselves);
+- `user`: who signed in on the call that made the task (`task_user`);
 - `state`: the round state (every answer given so far) and, when the leg's questions
   passed their deadline, which were left unanswered (the next leg then takes their
   `fallback=` or fails): one record, so a leg learns both from the one read it makes.
