@@ -167,7 +167,7 @@ class OAuth:
         user = signed_in_user()
         if user is None:
             raise ToolError(
-                f"A {provider.title} token is kept per signed-in user, and this call has none: "
+                f"{provider.title} tokens are kept per signed-in user, and this call has none: "
                 "the server needs MCP authorization, and the client must sign in"
             )
         key = self._vault.user_key(user, provider.name)

@@ -110,7 +110,7 @@ async def test_a_call_without_a_signed_in_user_is_a_tool_error() -> None:
         result = await client.call_tool("repos", {})
     assert result.is_error
     said = getattr(result.content[0], "text", "")
-    assert "A Github token is kept per signed-in user, and this call has none" in said
+    assert "Github tokens are kept per signed-in user, and this call has none" in said
     assert "(Resolver 'github_token' for parameter 'token')" in said
 
 
