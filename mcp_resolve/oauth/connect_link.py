@@ -12,12 +12,10 @@ and two `ttl`s.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import math
 from dataclasses import dataclass
 
+from ..pages.link import canonical, opened_token, signed_token
 from ..state.keys import KeyRing
 from ..user import User
 
@@ -45,10 +43,10 @@ class LinkSigner:
         )[:16]
 
     def user_tag(self, user: User) -> str:
-        return self._users.sign(_canonical([user.subject, user.issuer]))[:22]
+        return self._users.sign(canonical([user.subject, user.issuer]))[:22]
 
     def elicitation_id(self, user_tag: str, provider: str, scopes: frozenset[str]) -> str:
-        made = self._ids.sign(_canonical([user_tag, self._audience, provider, sorted(scopes)]))
+        made = self._ids.sign(canonical([user_tag, self._audience, provider, sorted(scopes)]))
         return f"oauth-{made[:32]}"
 
     def token(
@@ -63,23 +61,12 @@ class LinkSigner:
             "a": self._audience,
             "x": int((math.floor(now / ttl) + 2) * ttl),
         }
-        body = base64.urlsafe_b64encode(_canonical(payload)).rstrip(b"=").decode("ascii")
-        return f"{body}.{self._links.sign(body.encode('ascii'))}"
+        return signed_token(self._links, payload)
 
     def read(self, token: str) -> ConnectLink | None:
         """The link `token` names if this server made it (expiry not checked here)."""
-        if len(token) > MAX_TOKEN or token.count(".") != 1:
-            return None
-        body, tag = token.split(".")
-        if not self._links.verify(body.encode("ascii", "replace"), tag):
-            return None
-        try:
-            payload = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-        except (ValueError, binascii.Error):
-            return None
-        if not isinstance(payload, dict) or payload.get("v") != 1:
-            return None
-        if payload.get("a") != self._audience:
+        payload = opened_token(self._links, token, self._audience, MAX_TOKEN)
+        if payload is None:
             return None
         provider, scopes, user, eid, expires = (payload.get(k) for k in "psuex")
         if not (isinstance(provider, str) and isinstance(user, str) and isinstance(eid, str)):
@@ -87,7 +74,3 @@ class LinkSigner:
         if not isinstance(scopes, list) or not isinstance(expires, int):
             return None
         return ConnectLink(provider, frozenset(map(str, scopes)), user, eid, float(expires))
-
-
-def _canonical(value: object) -> bytes:
-    return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=True).encode()

@@ -64,11 +64,11 @@ class Signer:
         """The opaque tag of `user` ("" for nobody): what links and results are bound to."""
         if user is None:
             return ""
-        return self._users.sign(_canonical([user.subject, user.issuer]))[:22]
+        return self._users.sign(canonical([user.subject, user.issuer]))[:22]
 
     def elicitation_id(self, user_tag: str, ref: str) -> str:
         """The id of the page question one user is asked under the author's `ref`."""
-        made = self._ids.sign(_canonical([user_tag, self._audience, ref]))
+        made = self._ids.sign(canonical([user_tag, self._audience, ref]))
         return f"page-{made[:32]}"
 
     def token(
@@ -85,24 +85,13 @@ class Signer:
             "a": self._audience,
             "x": int((window + 2) * ttl),
         }
-        body = base64.urlsafe_b64encode(_canonical(payload)).rstrip(b"=").decode("ascii")
-        return f"{body}.{self._links.sign(body.encode('ascii'))}"
+        return signed_token(self._links, payload)
 
     def read(self, token: str) -> Link | None:
         """The link `token` names, if this server made it (its expiry is not checked
         here); None for anything forged, altered, malformed or made for another audience."""
-        if len(token) > MAX_TOKEN or token.count(".") != 1:
-            return None
-        body, tag = token.split(".")
-        if not self._links.verify(body.encode("ascii", "replace"), tag):
-            return None
-        try:
-            payload = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-        except (ValueError, binascii.Error):
-            return None
-        if not isinstance(payload, dict) or payload.get("v") != 1:
-            return None
-        if payload.get("a") != self._audience:
+        payload = opened_token(self._links, token, self._audience, MAX_TOKEN)
+        if payload is None:
             return None
         page, eid, user, expires = (payload.get(k) for k in ("p", "e", "u", "x"))
         if not (isinstance(page, str) and isinstance(eid, str) and isinstance(user, str)):
@@ -113,11 +102,39 @@ class Signer:
 
     def csrf(self, token: str, browser: str) -> str:
         """The form's anti-forgery value: bound to the link and to this browser's cookie."""
-        return self._csrf.sign(_canonical([token, browser]))
+        return self._csrf.sign(canonical([token, browser]))
 
     def csrf_ok(self, token: str, browser: str, given: str) -> bool:
-        return bool(browser) and self._csrf.verify(_canonical([token, browser]), given)
+        return bool(browser) and self._csrf.verify(canonical([token, browser]), given)
 
 
-def _canonical(value: object) -> bytes:
+def signed_token(signer: Authenticator, payload: dict[str, object]) -> str:
+    """`payload` (with `v` and `a`, the audience's tag) as `<base64url JSON>.<HMAC>`: the
+    shape of every link a server owns (pages here, OAuth's connect links)."""
+    body = base64.urlsafe_b64encode(canonical(payload)).rstrip(b"=").decode("ascii")
+    return f"{body}.{signer.sign(body.encode('ascii'))}"
+
+
+def opened_token(
+    signer: Authenticator, token: str, audience: str, max_length: int
+) -> dict[str, object] | None:
+    """The payload of a token `signed_token` made with `signer` for `audience`, version 1;
+    None for anything too long, forged, altered, malformed or made for another audience.
+    The caller checks its own fields' types and the expiry."""
+    if len(token) > max_length or token.count(".") != 1:
+        return None
+    body, tag = token.split(".")
+    if not signer.verify(body.encode("ascii", "replace"), tag):
+        return None
+    try:
+        payload = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    except (ValueError, binascii.Error):
+        return None
+    if not isinstance(payload, dict) or payload.get("v") != 1 or payload.get("a") != audience:
+        return None
+    return payload
+
+
+def canonical(value: object) -> bytes:
+    """`value` as the one JSON text every signature of these links is computed over."""
     return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=True).encode()
