@@ -20,7 +20,7 @@ trivial resolvers ends up as straight calls and a graph of slow ones as tasks.
 from __future__ import annotations
 
 import keyword
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Collection, Coroutine
 from typing import Any
 
 from ..analysis.graph import Graph
@@ -66,7 +66,7 @@ def compile_walk(graph: Graph, concurrent: list[bool], straight: bool = False) -
         "    args = res._args",
         "    ctx = res._context",
     ]
-    lines += _levels(graph, namespace, straight, fresh=False)
+    lines += _levels(graph, namespace, straight)
     source = "\n".join(lines) + "\n"
     code = compile(source, f"<mcp_resolve walk of {graph.tool}>", "exec")
     exec(code, namespace)
@@ -74,8 +74,12 @@ def compile_walk(graph: Graph, concurrent: list[bool], straight: bool = False) -
     return walk
 
 
-def _levels(graph: Graph, namespace: dict[str, Any], straight: bool, fresh: bool) -> list[str]:
-    """The walk's body, level by level (see `compile_walk`, and `compile_first` for `fresh`)."""
+def _levels(
+    graph: Graph, namespace: dict[str, Any], straight: bool, local: list[int] | None = None
+) -> list[str]:
+    """The walk's body, level by level (see `compile_walk`; `compile_first` passes `local`,
+    an empty list it reads afterwards)."""
+    fresh = local is not None
     lines = []
     # App-scoped values the call itself uses; those only other app-scoped resolvers use
     # are the scope's business (it builds them with what needs them).
@@ -84,6 +88,8 @@ def _levels(graph: Graph, namespace: dict[str, Any], straight: bool, fresh: bool
     if any(node.app for node in graph.nodes):
         lines.append("    appv = res._app_values")
     done = "return _finish(res)" if fresh else "return"
+    # A first walk keeps plain resolvers' values in locals (`r3`), stored into the call's
+    # list only where other code reads it: before the scheduler, a hop or the general walk.
     for depth, level in enumerate(graph.levels):
         nodes = [graph.nodes[i] for i in level]
         for node in nodes:
@@ -93,11 +99,13 @@ def _levels(graph: Graph, namespace: dict[str, Any], straight: bool, fresh: bool
         sync = [n for n in nodes if not n.is_async]
         if sum(1 for n in waiting if not n.inline) + (1 if sync else 0) >= 2:
             lines.append(f"    if _CONCURRENT[{depth}]:")
+            lines.extend(_stored(local, "        "))
             lines.append("        await res._concurrently()")
             lines.append(f"        {done}")
         for node in waiting:
-            lines.extend(_async_node(node, namespace, track=not straight, fresh=fresh))
+            lines.extend(_async_node(node, namespace, track=not straight, local=local))
         if sync:
+            lines.extend(_stored(local, "    "))
             names = []
             for node in sync:
                 namespace[f"N{node.index}"] = node
@@ -154,11 +162,19 @@ def _app_node(node: Node, namespace: dict[str, Any]) -> list[str]:
     ]
 
 
+def _stored(local: list[int] | None, indent: str) -> list[str]:
+    """The first walk's local values stored into the call's list (see `_levels`)."""
+    return [f"{indent}values[{j}] = r{j}" for j in local or ()]
+
+
 def _async_node(
-    node: Node, namespace: dict[str, Any], track: bool = True, fresh: bool = False
+    node: Node, namespace: dict[str, Any], track: bool = True, local: list[int] | None = None
 ) -> list[str]:
-    """One resolver called and its value stored; `fresh` (`compile_first`) leaves out the
-    checks a first walk cannot need: nothing is settled yet and nothing has asked."""
+    """One resolver called and its value stored. For a first walk (`compile_first`),
+    `local` lists the resolvers whose values are in locals so far: this leaves out the
+    checks a first walk cannot need (nothing is settled yet and nothing has asked) and
+    keeps a plain resolver's value in a local of its own, added to `local`."""
+    fresh = local is not None
     i = node.index
     namespace[f"N{i}"] = node
     namespace[f"f{i}"] = node.fn
@@ -169,6 +185,8 @@ def _async_node(
         # relies on to skip it (`rehearsal._bare_call` settles it in advance)
         plain = node.kind == ASYNC or (node.inline and node.kind == SYNC)
         condition = "True" if plain else f"values[{i}] is _PENDING"
+    else:
+        plain = False
     lines = [f"    if {condition}:"]
     call_args: list[str] = []
     for name in node.context_params:
@@ -186,7 +204,8 @@ def _async_node(
         namespace[f"C{i}_{k}"] = convert
         where = f"{node.name}.{name}"
         a = f"a{len(call_args)}"
-        lines.append(f"        {a} = values[{dep}]")
+        held = f"r{dep}" if local and dep in local else f"values[{dep}]"  # a local, if any
+        lines.append(f"        {a} = {held}")
         if exact is None:
             lines.append(f"        if {a}.__class__ in _OUTCOMES:")
         else:
@@ -201,18 +220,25 @@ def _async_node(
         awaited = "await " + (call if node.kind == ASYNC else f"res._first(N{i}, {call})")
         if track:  # what the driver reads when the walk waits
             lines.append(f"        res._current = N{i}")
+    r = f"r{i}" if plain else "r"
     lines += [
         "        try:",
-        f"            r = {awaited}",
+        f"            {r} = {awaited}",
         "        except BaseException:",
         f"            res._fail(N{i})",
         "            raise",
-        "        if r.__class__ in _QUESTIONS:",
-        f"            res._settle(N{i}, r)",
-        *(["            return await _rest(res)"] if fresh else []),  # it asked: see above
-        "        else:",
-        f"            values[{i}] = r",
+        f"        if {r}.__class__ in _QUESTIONS:",
     ]
+    if fresh:  # it asked: what is known so far goes to the list, the general walk goes on
+        lines += _stored(local, "            ")
+        lines += [f"            res._settle(N{i}, {r})", "            return await _rest(res)"]
+    else:
+        lines += [f"            res._settle(N{i}, r)", "        else:"]
+        lines.append(f"            values[{i}] = r")
+    if plain and local is not None:
+        local.append(i)
+    elif fresh:
+        lines.append(f"        values[{i}] = r")
     if node.suspends is None:  # learn: had it waited, the driver would have said so
         lines += [
             f"        if N{i}.suspends is None:",
@@ -253,8 +279,9 @@ def compile_first(graph: Graph, walk: Walk, finish: Finish, resolved: type) -> F
         "    args = res._args",
         "    ctx = res._context",
     ]
-    lines += _levels(graph, namespace, True, fresh=True)
-    lines += _finish_lines(graph, namespace, resolved)
+    local: list[int] = []
+    lines += _levels(graph, namespace, True, local)
+    lines += _finish_lines(graph, namespace, resolved, local)
     code = compile("\n".join(lines) + "\n", f"<mcp_resolve first walk of {graph.tool}>", "exec")
     exec(code, namespace)
     first: First = namespace["first"]
@@ -277,14 +304,18 @@ def compile_finish(graph: Graph, resolved: type) -> Finish:
     return finish
 
 
-def _finish_lines(graph: Graph, namespace: dict[str, Any], resolved: type) -> list[str]:
-    """The resolved values, converted per the tool's annotations, as the call's result."""
+def _finish_lines(
+    graph: Graph, namespace: dict[str, Any], resolved: type, local: Collection[int] = ()
+) -> list[str]:
+    """The resolved values, converted per the tool's annotations, as the call's result
+    (read from the first walk's locals for the resolvers in `local`)."""
     namespace["_Resolved"] = resolved
     lines = []
     items = []
     for k, target in enumerate(graph.targets):
         namespace[f"T{k}"] = target.convert
-        lines.append(f"    v{k} = values[{target.node}]")
+        t = target.node
+        lines.append(f"    v{k} = r{t}" if t in local else f"    v{k} = values[{t}]")
         if target.exact is None:
             lines.append(f"    if v{k}.__class__ in _OUTCOMES:")
         else:
