@@ -101,6 +101,7 @@ class ToolFlow:
         # Whether calls need the server lifespan's scope, and what to say when there is none.
         self.app_scoped = bool(graph.app_scoped)
         self.user_scoped = bool(graph.user_scoped)  # and a signed-in user, whose values
+        self.scoped = self.app_scoped or self.user_scoped
         self.wants_capabilities = graph.wants_capabilities
         graph.reply_parser = parse_reply  # the client's replies as the SDK's result types
         self.app_scope_hint = app_scope_hint
@@ -113,10 +114,11 @@ class ToolFlow:
         Not a coroutine itself: it hands back the generation's own, one frame fewer on
         every call.
         """
-        if self.app_scoped and conn.app is None:
-            raise no_app_scope(self.graph, self.app_scope_hint)
-        if self.user_scoped:
-            return self._as_user(conn, arguments, body)
+        if self.scoped:  # one check for a call that needs neither scope
+            if self.app_scoped and conn.app is None:
+                raise no_app_scope(self.graph, self.app_scope_hint)
+            if self.user_scoped:
+                return self._as_user(conn, arguments, body)
         modern = _modern_versions.get(conn.version)  # `_generation`, one frame fewer
         if modern or (modern is None and _is_modern(conn.version)):
             return self._modern(conn, arguments, body)

@@ -81,9 +81,10 @@ class _Host(WrappedFunction):
         return view
 
     def connection(self, ctx: Context) -> Connection:
-        request = request_context_of(ctx)
-        if request is None:  # `await server.call_tool(...)` with no request behind it
-            return outside_a_request(ctx)
+        private = getattr(ctx, "__pydantic_private__", None)  # `request_context_of`, inline
+        request = private.get("_request_context") if private else None
+        if request is None and (request := request_context_of(ctx)) is None:
+            return outside_a_request(ctx)  # `await server.call_tool(...)`: no request behind it
         app = scope_of(request.lifespan_context) if self.flow.app_scoped else None
         # The SDK leaves the unsealed state in the request's params; the typed responses
         # are read (a pydantic property) only when the client sent some.
