@@ -307,3 +307,26 @@ async def test_a_task_connects_its_users_account_and_completes_with_the_token(
             front.stop()
     assert done.status == "completed", done
     assert _text(done) == "alice@idp"
+
+
+async def test_a_worker_reads_a_tasks_user_once(deployment: dict[str, Any]) -> None:
+    """A task's user never changes, so a worker keeps what it read for the task's later legs
+    (one round trip to Redis fewer on each): a second leg on the same worker runs as the
+    user even with the record gone from Redis (gone, a first read would find nobody)."""
+    deployment["worker"]()  # one worker: both legs run on it
+    async with Client(deployment["url"], auth="alice", elicitation_handler=go_on) as alice:
+        task = await call_tool_task(alice, "my_card_later", {})
+        parked = await task.wait(state="input_required", timeout=60)
+        ((key, _),) = (parked.input_requests or {}).items()
+        client = aioredis.from_url(deployment["redis"])
+        try:
+            (record,) = [
+                k async for k in client.scan_iter(match=f"*mcp_resolve:user:{task.task_id}")
+            ]
+            await client.delete(record)
+        finally:
+            await client.aclose()
+        await update(alice, task.task_id, {key: {"action": "accept", "content": {"ok": True}}})
+        done = await ToolTask(alice, "my_card_later", task.create_result).wait(timeout=60)
+    text = _text(done)
+    assert done.status == "completed" and '"subject":"alice"' in text.replace(" ", ""), text

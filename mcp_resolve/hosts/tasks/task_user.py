@@ -25,12 +25,14 @@ refuse.
 A task created without a user has no record, and its legs run with nobody signed in (the
 no-user tool error, for a tool that needs a user). A record that does not open (forged,
 copied from another task, sealed with other keys) stops the task (`RefusedRecord`): it is
-never taken for "nobody". Deleting the record from Redis can only take the user away.
+never taken for "nobody". Deleting the record from Redis can only take the user away (from
+the legs of workers that have not read it yet: each worker reads it once per task).
 """
 
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from typing import Any
 
 from mcp.server.auth.middleware.auth_context import auth_context_var, get_access_token
@@ -41,6 +43,8 @@ from .deadlines import record_key
 from .records import TaskRecords
 
 KIND = "user"
+_SEEN: OrderedDict[str, AccessToken | None] = OrderedDict()  # by task id, on this worker
+_SEEN_AT_MOST = 4096
 _FIELDS = frozenset(AccessToken.model_fields) - {"token"}  # the SDK's, not a subclass's extras
 NO_BEARER = ""
 """The `token` of a leg's `AccessToken`: the bearer itself is never kept (see above)."""
@@ -63,14 +67,22 @@ async def enter(records: TaskRecords, docket: Any, task_id: str) -> AccessToken 
     not this task's.
 
     Set, not reset: a Docket worker runs each leg in an asyncio task of its own, so the
-    user ends with the leg."""
-    async with docket.redis() as redis:
-        sealed = await redis.get(record_key(docket, KIND, task_id))
-    token = None
-    if sealed is not None:
-        text = sealed.decode() if isinstance(sealed, bytes) else str(sealed)
-        body = json.loads(records.open(KIND, task_id, text))
-        token = AccessToken.model_validate({**body, "token": NO_BEARER})
+    user ends with the leg. Read once per task on each worker: a task's user never
+    changes, and a later leg on the same worker saves the round trip to Redis."""
+    if task_id in _SEEN:
+        token = _SEEN[task_id]
+        _SEEN.move_to_end(task_id)
+    else:
+        async with docket.redis() as redis:
+            sealed = await redis.get(record_key(docket, KIND, task_id))
+        token = None
+        if sealed is not None:
+            text = sealed.decode() if isinstance(sealed, bytes) else str(sealed)
+            body = json.loads(records.open(KIND, task_id, text))
+            token = AccessToken.model_validate({**body, "token": NO_BEARER})
+        _SEEN[task_id] = token
+        while len(_SEEN) > _SEEN_AT_MOST:
+            _SEEN.popitem(last=False)
     auth_context_var.set(None if token is None else AuthenticatedUser(token))
     return token
 
