@@ -55,7 +55,7 @@ def timed(tool: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
 
 
 app = FastMCP("tasks-bench")
-app.add_extension(ResolvingTasks())
+app.add_extension(ResolvingTasks(push=True))
 
 
 class Confirm(BaseModel):

@@ -68,7 +68,7 @@ async def leg_pid(ctx: Context) -> list[int]:
 
 
 app = FastMCP("tasks")
-app.add_extension(ResolvingTasks())
+app.add_extension(ResolvingTasks(push=True))
 # Clients poll every 100 ms (fastmcp-tasks' default is 5 s): the tests wait for each state.
 TASK = TaskConfig(mode="optional", poll_interval=timedelta(milliseconds=100))
 
