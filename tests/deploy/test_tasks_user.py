@@ -329,4 +329,5 @@ async def test_a_worker_reads_a_tasks_user_once(deployment: dict[str, Any]) -> N
         await update(alice, task.task_id, {key: {"action": "accept", "content": {"ok": True}}})
         done = await ToolTask(alice, "my_card_later", task.create_result).wait(timeout=60)
     text = _text(done)
-    assert done.status == "completed" and '"subject":"alice"' in text.replace(" ", ""), text
+    assert done.status == "completed", text
+    assert '"subject":"alice"' in text.replace(" ", ""), text
