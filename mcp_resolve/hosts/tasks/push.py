@@ -60,6 +60,8 @@ TERMINAL = frozenset({"completed", "failed", "cancelled"})
 _CHANGED = "mcp_resolve:task_changed"  # a change Docket does not announce (a cancellation)
 _REREADS = 5
 _POLL = 1.0  # how long one read of the subscription waits
+RECHECK = 5.0
+"""Seconds a stream waits for a change before it reads its tasks anyway (a lost notice)."""
 _PAUSE_FIRST, _PAUSE_MOST = 0.05, 2.0
 
 
@@ -241,9 +243,14 @@ class TaskPush:
             for task in first.values():
                 await self._push(ctx, task, sent, meta)
             while any(sent[t][0] not in TERMINAL for t in task_ids):
-                await listener.wake.wait()
+                # A change announced while the subscription was re-established is never
+                # heard: every `RECHECK` s without one, the stream reads its tasks anyway.
+                with anyio.move_on_after(RECHECK) as quiet:
+                    await listener.wake.wait()
                 listener.wake = anyio.Event()
                 changed, listener.changed = listener.changed, set()
+                if quiet.cancelled_caught:
+                    changed = set(task_ids)
                 for task_id in task_ids:
                     if task_id in changed and sent[task_id][0] not in TERMINAL:
                         await self._push(ctx, await self._read(task_id), sent, meta)
