@@ -21,7 +21,36 @@ from redis.exceptions import RedisError
 from .client import DEFAULT_TIMEOUT, check_timeout, client_for, namespace, unavailable
 
 
-class RedisFinishedPages:
+class PageKeys:
+    """What the Redis stores of the pages share: a client (built from a URL, or given), a
+    namespace per audience, a timeout per command, and the lifetime left of a key."""
+
+    def __init__(
+        self,
+        redis: str | aioredis.Redis,
+        *,
+        audience: str,
+        timeout: float,
+        now: Callable[[], float],
+        what: str,
+        kind: str,
+    ) -> None:
+        self.timeout = check_timeout(timeout)
+        self.prefix = namespace(audience, what) + kind
+        self.redis = client_for(redis, self.timeout, what)
+        self._owned = not isinstance(redis, aioredis.Redis)
+        self._now = now
+
+    def _lifetime_ms(self, expires_at: float) -> int:
+        return math.ceil((expires_at - self._now()) * 1000)
+
+    async def aclose(self) -> None:
+        """Close the connections of a client built from a URL (one given is the caller's)."""
+        if self._owned:
+            await self.redis.aclose()
+
+
+class RedisFinishedPages(PageKeys):
     """A `FinishedPages` store shared by every worker that talks to the same Redis.
 
     `redis` is a URL or a `redis.asyncio.Redis` client; `audience` (the server's name)
@@ -38,14 +67,13 @@ class RedisFinishedPages:
         timeout: float = DEFAULT_TIMEOUT,
         now: Callable[[], float] = time.time,
     ) -> None:
-        self.timeout = check_timeout(timeout)
-        self.prefix = namespace(audience, "RedisFinishedPages") + "page:"
-        self.redis = client_for(redis, self.timeout, "RedisFinishedPages")
-        self._owned = not isinstance(redis, aioredis.Redis)
-        self._now = now
+        what = "RedisFinishedPages"
+        super().__init__(
+            redis, audience=audience, timeout=timeout, now=now, what=what, kind="page:"
+        )
 
     async def record(self, elicitation_id: str, expires_at: float) -> None:
-        lifetime_ms = math.ceil((expires_at - self._now()) * 1000)
+        lifetime_ms = self._lifetime_ms(expires_at)
         if lifetime_ms <= 0:
             return
         try:
@@ -60,8 +88,3 @@ class RedisFinishedPages:
                 return bool(await self.redis.exists(self.prefix + elicitation_id))
         except (RedisError, OSError, TimeoutError) as exc:
             raise unavailable(self.redis, exc, self.timeout) from exc
-
-    async def aclose(self) -> None:
-        """Close the connections of a client built from a URL (one given is the caller's)."""
-        if self._owned:
-            await self.redis.aclose()

@@ -10,7 +10,6 @@ learns no user, no question and no value, and cannot move an answer to another u
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 
@@ -18,10 +17,11 @@ import anyio
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from .client import DEFAULT_TIMEOUT, check_timeout, client_for, namespace, unavailable
+from .client import DEFAULT_TIMEOUT, unavailable
+from .finished_pages import PageKeys
 
 
-class RedisPageAnswers:
+class RedisPageAnswers(PageKeys):
     """A `PageAnswers` store shared by every worker that talks to the same Redis.
 
     `redis` is a URL or a `redis.asyncio.Redis` client; `audience` (the server's name)
@@ -38,14 +38,13 @@ class RedisPageAnswers:
         timeout: float = DEFAULT_TIMEOUT,
         now: Callable[[], float] = time.time,
     ) -> None:
-        self.timeout = check_timeout(timeout)
-        self.prefix = namespace(audience, "RedisPageAnswers") + "answer:"
-        self.redis = client_for(redis, self.timeout, "RedisPageAnswers")
-        self._owned = not isinstance(redis, aioredis.Redis)
-        self._now = now
+        what = "RedisPageAnswers"
+        super().__init__(
+            redis, audience=audience, timeout=timeout, now=now, what=what, kind="answer:"
+        )
 
     async def keep(self, elicitation_id: str, sealed: str, expires_at: float) -> bool:
-        lifetime_ms = math.ceil((expires_at - self._now()) * 1000)
+        lifetime_ms = self._lifetime_ms(expires_at)
         if lifetime_ms <= 0:
             return False
         try:
@@ -66,8 +65,3 @@ class RedisPageAnswers:
         if raw is None:
             return None
         return raw.decode("ascii", "replace") if isinstance(raw, bytes) else str(raw)
-
-    async def aclose(self) -> None:
-        """Close the connections of a client built from a URL (one given is the caller's)."""
-        if self._owned:
-            await self.redis.aclose()
