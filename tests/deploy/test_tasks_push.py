@@ -14,12 +14,14 @@ import anyio
 import pytest
 from fastmcp import Client
 from fastmcp_tasks.client import call_tool_task
+from fastmcp_tasks.input_store import mark_cancelled
 from mcp.shared.exceptions import MCPError
 from support import tasks_server
 from support.task_listener import Listening, listen
 from test_tasks import update
 from test_tasks_workers import approve, deployment
 
+from mcp_resolve.hosts.tasks import push
 from mcp_resolve.hosts.tasks.push import DEFAULT_MAX_LISTENERS_PER_OWNER
 
 pytestmark = pytest.mark.anyio
@@ -120,3 +122,46 @@ async def test_a_listening_client_learns_that_its_parked_task_was_cancelled() ->
             await task.cancel()
             await listening.status(task.task_id, "cancelled", timeout=10)
     assert listening.statuses(task.task_id)[-1] == "cancelled"
+
+
+async def test_a_task_that_asks_after_its_stream_started_is_pushed_without_waiting_for_a_recheck(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Docket's `memory://` backend delivers what its Lua scripts publish to exact channel
+    subscribers only: a stream that followed a pattern never heard the leg park, and the
+    client learned of `input_required` only from the safety net. Here there is none."""
+    monkeypatch.setattr(push, "RECHECK", 3600.0)
+    monkeypatch.setattr(tasks_server, "GATE", anyio.Event())
+    listening = Listening()
+    async with Client(
+        tasks_server.app, extensions=[listening], elicitation_handler=approve
+    ) as client:
+        task = await call_tool_task(client, "deploy_gated", {"env": "prod"})
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(listen, client, [task.task_id])
+            await listening.status(task.task_id, "working", timeout=10)
+            tasks_server.GATE.set()  # type: ignore[union-attr]
+            asking = await listening.status(task.task_id, "input_required", timeout=10)
+            assert asking["inputRequests"]
+            await task.cancel()
+            await listening.status(task.task_id, "cancelled", timeout=10)
+    assert listening.statuses(task.task_id) == ["working", "input_required", "cancelled"]
+
+
+async def test_a_change_nothing_announces_still_reaches_the_stream_at_its_next_recheck(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The safety net: a change the stream never hears of (here, a cancellation marked
+    behind the server's back, so nobody announces it) is read after `RECHECK` seconds."""
+    monkeypatch.setattr(push, "RECHECK", 0.2)
+    listening = Listening()
+    async with Client(
+        tasks_server.app, extensions=[listening], elicitation_handler=approve
+    ) as client:
+        task = await call_tool_task(client, "deploy", {"env": "prod"})
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(listen, client, [task.task_id])
+            await listening.status(task.task_id, "input_required")
+            docket = tasks_server.app._docket
+            await mark_cancelled(docket, None, task.task_id, 60)
+            await listening.status(task.task_id, "cancelled", timeout=10)

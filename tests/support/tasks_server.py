@@ -85,6 +85,24 @@ async def deploy(
     return f"{env}: {verdict} (legs ran in {legs})"
 
 
+GATE: anyio.Event | None = None
+"""In-process only: set by a test to hold `deploy_gated`'s leg until it sets the event."""
+
+
+async def approval_gated(env: str) -> Approval | Elicit[Approval]:
+    """Asks once the test opens the gate: the task is `working` until then."""
+    if GATE is not None:
+        await GATE.wait()
+    return Elicit(f"Deploy to {env}?", Approval)
+
+
+@app.tool(task=TASK)
+@resolved(state_ttl=3600)
+async def deploy_gated(env: str, ok: Annotated[Approval, Resolve(approval_gated)]) -> str:
+    """Asks only once the test lets it (a stream then saw it `working`)."""
+    return f"{env}: {'deployed' if ok.ok else 'not deployed'}"
+
+
 class Target(BaseModel):
     region: str
 
