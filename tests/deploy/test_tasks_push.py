@@ -12,7 +12,7 @@ import uuid
 
 import anyio
 import pytest
-from fastmcp import Client
+from fastmcp import Client, FastMCP
 from fastmcp_tasks.client import call_tool_task
 from fastmcp_tasks.input_store import mark_cancelled
 from mcp.shared.exceptions import MCPError
@@ -23,6 +23,7 @@ from test_tasks_workers import approve, deployment
 
 from mcp_resolve.hosts.tasks import push
 from mcp_resolve.hosts.tasks.push import DEFAULT_MAX_LISTENERS_PER_OWNER
+from mcp_resolve.tasks import ResolvingTasks
 
 pytestmark = pytest.mark.anyio
 __all__ = ["deployment"]
@@ -165,3 +166,36 @@ async def test_a_change_nothing_announces_still_reaches_the_stream_at_its_next_r
             docket = tasks_server.app._docket
             await mark_cancelled(docket, None, task.task_id, 60)
             await listening.status(task.task_id, "cancelled", timeout=10)
+
+
+async def test_push_is_on_by_default_and_advertises_no_list_change_it_never_pushes() -> None:
+    """Serving `subscriptions/listen` made the SDK advertise `listChanged` for tools,
+    prompts and resources (and `resources.subscribe`) on 2026-07-28; the stream pushes task
+    changes only, so a client would wait for list changes that never come."""
+    app = FastMCP("push by default")
+    app.add_extension(ResolvingTasks())
+
+    @app.tool
+    def ping() -> str:
+        return "pong"
+
+    @app.prompt
+    def hello() -> str:
+        return "hello"
+
+    @app.resource("data://one")
+    def one() -> str:
+        return "one"
+
+    async with Client(app) as client:
+        capabilities = client.server_capabilities
+        assert capabilities is not None
+        assert capabilities.tools is not None
+        assert capabilities.tools.list_changed is False
+        assert capabilities.prompts is not None
+        assert capabilities.prompts.list_changed is False
+        assert capabilities.resources is not None
+        assert capabilities.resources.list_changed is False
+        assert capabilities.resources.subscribe is False
+        ended = await listen(client, [])  # served (not -32601): acknowledged, and ended
+    assert ended.meta is not None

@@ -38,6 +38,7 @@ from fastmcp_tasks.context import get_task_scope
 from fastmcp_tasks.handlers import tasks_get
 from fastmcp_tasks.input_store import load_current_leg
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 from ...state.at_most_once import owner_of
@@ -236,6 +237,34 @@ class TaskPush:
                 del self._by_owner[owner]
 
 
+def serve(lowlevel: Any, push: TaskPush) -> None:
+    """Serve `subscriptions/listen` on a fastmcp front, advertising only what it pushes.
+
+    The SDK derives a 2026-07-28 front's `listChanged` (tools, prompts, resources) and
+    `resources.subscribe` from whether the front serves `subscriptions/listen` at all; this
+    stream pushes task changes only, so those stay what they were without it (false), as a
+    client reading them must not wait for a list change that never comes."""
+    lowlevel.add_request_handler(LISTEN, types.SubscriptionsListenRequestParams, push)
+    derived = lowlevel.get_capabilities
+
+    def get_capabilities(*args: Any, **kwargs: Any) -> types.ServerCapabilities:
+        capabilities: types.ServerCapabilities = derived(*args, **kwargs)
+        if kwargs.get("protocol_version") not in MODERN_PROTOCOL_VERSIONS:
+            return capabilities  # the handshake era keeps fastmcp's own (it pushes those)
+        honest: dict[str, Any] = {}
+        for name in ("tools", "prompts", "resources"):
+            advertised = getattr(capabilities, name)
+            if advertised is not None:
+                off = {
+                    "list_changed": False,
+                    **({"subscribe": False} if name == "resources" else {}),
+                }
+                honest[name] = advertised.model_copy(update=off)
+        return capabilities.model_copy(update=honest)
+
+    lowlevel.get_capabilities = get_capabilities
+
+
 def _task_ids(requested: types.SubscriptionFilter, most: int) -> list[str]:
     raw = (requested.model_extra or {}).get("taskIds")
     if raw is None:
@@ -251,4 +280,10 @@ def _task_ids(requested: types.SubscriptionFilter, most: int) -> list[str]:
     return ids
 
 
-__all__ = ["DEFAULT_MAX_LISTENERS_PER_OWNER", "DEFAULT_MAX_TASK_IDS", "NOTIFICATION", "TaskPush"]
+__all__ = [
+    "DEFAULT_MAX_LISTENERS_PER_OWNER",
+    "DEFAULT_MAX_TASK_IDS",
+    "NOTIFICATION",
+    "TaskPush",
+    "serve",
+]
