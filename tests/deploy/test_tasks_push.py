@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import itertools
 import uuid
+from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
+import redis.asyncio as aioredis
+from docket import Docket
 from fastmcp import Client, FastMCP
 from fastmcp_tasks.client import call_tool_task
 from fastmcp_tasks.input_store import mark_cancelled
 from mcp.shared.exceptions import MCPError
-from support import tasks_server
+from support import tasks_processes, tasks_server
+from support.redis_server import RedisServer
 from support.task_listener import Listening, listen
 from test_tasks import update
 from test_tasks_workers import approve, deployment
@@ -199,3 +204,42 @@ async def test_push_is_on_by_default_and_advertises_no_list_change_it_never_push
         assert capabilities.resources.subscribe is False
         ended = await listen(client, [])  # served (not -32601): acknowledged, and ended
     assert ended.meta is not None
+
+
+async def test_a_stream_reads_its_tasks_again_once_redis_dropped_the_subscription(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Redis drops the front's subscription (`CLIENT KILL TYPE pubsub`) and redis-py
+    establishes it again by itself: whatever was announced meanwhile is lost, so every
+    stream reads its tasks again. The change here is never announced at all (a
+    cancellation marked behind the front's back), and the safety net is out of reach."""
+    env = tasks_processes.environment(
+        redis_server.url, "tasks-" + uuid.uuid4().hex[:8], TASKS_TEST_RECHECK="3600"
+    )
+    front, url = tasks_processes.front(env)
+    worker = tasks_processes.worker(env, 4)
+    redis = aioredis.from_url(redis_server.url)
+    listening = Listening()
+    try:
+        async with (
+            Client(url, extensions=[listening], elicitation_handler=approve) as client,
+            Docket(name=env["FASTMCP_DOCKET_NAME"], url=redis_server.url) as docket,
+        ):
+            task = await call_tool_task(client, "deploy", {"env": "prod"})
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(listen, client, [task.task_id])
+                await listening.status(task.task_id, "input_required")
+                followed = await _followed(redis, task.task_id)
+                assert len(followed) == 2, followed  # the parked leg's and the next one's
+                await mark_cancelled(docket, None, task.task_id, 60)
+                assert await redis.client_kill_filter(_type="pubsub") >= 1
+                await listening.status(task.task_id, "cancelled", timeout=30)
+    finally:
+        await redis.aclose()
+        worker.stop()
+        front.stop()
+
+
+async def _followed(redis: Any, task_id: str) -> set[bytes]:
+    """The state channels someone subscribes to that name `task_id`."""
+    return set(await redis.pubsub_channels(f"*state:*{task_id}*"))

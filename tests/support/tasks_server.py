@@ -34,6 +34,7 @@ from mcp_resolve import (
     Sample,
 )
 from mcp_resolve.fastmcp import complete, resolved, use_completion_bus
+from mcp_resolve.hosts.tasks import push
 from mcp_resolve.redis import RedisCompletionBus, RedisReplayGuard
 from mcp_resolve.tasks import ResolvingTasks, asks_first
 
@@ -69,6 +70,8 @@ async def leg_pid(ctx: Context) -> list[int]:
 
 app = FastMCP("tasks")
 app.add_extension(ResolvingTasks(push=True))
+if os.environ.get("TASKS_TEST_RECHECK"):  # a stream's safety net, put out of reach
+    push.RECHECK = float(os.environ["TASKS_TEST_RECHECK"])
 # Clients poll every 100 ms (fastmcp-tasks' default is 5 s): the tests wait for each state.
 TASK = TaskConfig(mode="optional", poll_interval=timedelta(milliseconds=100))
 
