@@ -103,7 +103,15 @@ async def test_listeners_are_bounded_per_owner_and_a_client_that_hangs_up_frees_
             with pytest.raises(MCPError, match="max_listeners_per_owner=16"):
                 await listen(owner, [task.task_id])  # the same address: the same owner
             tg.cancel_scope.cancel()
-        # That client hung up: its streams ended with it, and the owner may listen again.
+        # That client hung up: its streams ended with it (and the front follows the task's
+        # legs no more), and the owner may listen again.
+        redis = aioredis.from_url(deployment["env"]["FASTMCP_DOCKET_URL"])  # type: ignore[index]
+        try:
+            with anyio.fail_after(10):
+                while await _followed(redis, task.task_id):
+                    await anyio.sleep(0.05)
+        finally:
+            await redis.aclose()
         again = Listening()
         async with (
             Client(deployment["url"], extensions=[again]) as client,

@@ -155,7 +155,7 @@ class TaskPush:
         finally:
             unwatch()
             self._release(owner)
-            with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(5, shield=True):  # even when the client hung up
                 await changes.unfollow(c for channels in followed.values() for c in channels)
         return types.SubscriptionsListenResult(_meta=meta)
 
