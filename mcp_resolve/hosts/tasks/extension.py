@@ -140,7 +140,7 @@ class ResolvingTasks(TasksExtension):
             lowlevel: Any = self.server._mcp_server
             if self.push and lowlevel.get_request_handler(task_push.LISTEN) is None:
                 self._push = task_push.TaskPush(self.server)
-                task_push.serve(lowlevel, self._push)
+                task_push.serve(self.server, self._push)
             try:
                 yield
             finally:

@@ -34,11 +34,11 @@ from typing import Any, cast
 import anyio
 import mcp_types as types
 from fastmcp.server.dependencies import bind_request_context
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp_tasks.context import get_task_scope
 from fastmcp_tasks.handlers import tasks_get
 from fastmcp_tasks.input_store import load_current_leg
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 from ...state.at_most_once import owner_of
@@ -237,32 +237,39 @@ class TaskPush:
                 del self._by_owner[owner]
 
 
-def serve(lowlevel: Any, push: TaskPush) -> None:
+def serve(server: Any, push: TaskPush) -> None:
     """Serve `subscriptions/listen` on a fastmcp front, advertising only what it pushes.
 
     The SDK derives a 2026-07-28 front's `listChanged` (tools, prompts, resources) and
     `resources.subscribe` from whether the front serves `subscriptions/listen` at all; this
-    stream pushes task changes only, so those stay what they were without it (false), as a
-    client reading them must not wait for a list change that never comes."""
-    lowlevel.add_request_handler(LISTEN, types.SubscriptionsListenRequestParams, push)
-    derived = lowlevel.get_capabilities
+    stream pushes task changes only, and fastmcp has no list changes to give it on 2026-07-28
+    (its own go to a legacy session), so `server/discover` says false for those: a client
+    must not wait for a list change that never comes. Through fastmcp's own `on_discover`
+    middleware hook; the handshake era's `initialize` keeps fastmcp's flags."""
+    server._mcp_server.add_request_handler(LISTEN, types.SubscriptionsListenRequestParams, push)
+    server.add_middleware(_OnlyTasksPushed())
 
-    def get_capabilities(*args: Any, **kwargs: Any) -> types.ServerCapabilities:
-        capabilities: types.ServerCapabilities = derived(*args, **kwargs)
-        if kwargs.get("protocol_version") not in MODERN_PROTOCOL_VERSIONS:
-            return capabilities  # the handshake era keeps fastmcp's own (it pushes those)
+
+class _OnlyTasksPushed(Middleware):
+    async def on_discover(
+        self,
+        context: MiddlewareContext[types.DiscoverRequest],
+        call_next: CallNext[types.DiscoverRequest, types.DiscoverResult | dict[str, Any]],
+    ) -> types.DiscoverResult | dict[str, Any]:
+        discovered = await call_next(context)
+        if not isinstance(discovered, types.DiscoverResult):
+            return discovered  # a shape this hook does not know: left as it came
+        advertised = discovered.capabilities
         honest: dict[str, Any] = {}
         for name in ("tools", "prompts", "resources"):
-            advertised = getattr(capabilities, name)
-            if advertised is not None:
+            capability = getattr(advertised, name)
+            if capability is not None:
                 off = {
                     "list_changed": False,
                     **({"subscribe": False} if name == "resources" else {}),
                 }
-                honest[name] = advertised.model_copy(update=off)
-        return capabilities.model_copy(update=honest)
-
-    lowlevel.get_capabilities = get_capabilities
+                honest[name] = capability.model_copy(update=off)
+        return discovered.model_copy(update={"capabilities": advertised.model_copy(update=honest)})
 
 
 def _task_ids(requested: types.SubscriptionFilter, most: int) -> list[str]:
