@@ -9,18 +9,26 @@ from __future__ import annotations
 
 import itertools
 import uuid
+from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
-from fastmcp import Client
+import redis.asyncio as aioredis
+from docket import Docket
+from fastmcp import Client, FastMCP
 from fastmcp_tasks.client import call_tool_task
+from fastmcp_tasks.input_store import mark_cancelled
 from mcp.shared.exceptions import MCPError
-from support import tasks_server
+from support import tasks_processes, tasks_server
+from support.redis_server import RedisServer
 from support.task_listener import Listening, listen
 from test_tasks import update
 from test_tasks_workers import approve, deployment
 
+from mcp_resolve.hosts.tasks import push
 from mcp_resolve.hosts.tasks.push import DEFAULT_MAX_LISTENERS_PER_OWNER
+from mcp_resolve.tasks import ResolvingTasks
 
 pytestmark = pytest.mark.anyio
 __all__ = ["deployment"]
@@ -95,7 +103,15 @@ async def test_listeners_are_bounded_per_owner_and_a_client_that_hangs_up_frees_
             with pytest.raises(MCPError, match="max_listeners_per_owner=16"):
                 await listen(owner, [task.task_id])  # the same address: the same owner
             tg.cancel_scope.cancel()
-        # That client hung up: its streams ended with it, and the owner may listen again.
+        # That client hung up: its streams ended with it (and the front follows the task's
+        # legs no more), and the owner may listen again.
+        redis = aioredis.from_url(deployment["env"]["FASTMCP_DOCKET_URL"])  # type: ignore[index]
+        try:
+            with anyio.fail_after(10):
+                while await _followed(redis, task.task_id):
+                    await anyio.sleep(0.05)
+        finally:
+            await redis.aclose()
         again = Listening()
         async with (
             Client(deployment["url"], extensions=[again]) as client,
@@ -120,3 +136,118 @@ async def test_a_listening_client_learns_that_its_parked_task_was_cancelled() ->
             await task.cancel()
             await listening.status(task.task_id, "cancelled", timeout=10)
     assert listening.statuses(task.task_id)[-1] == "cancelled"
+
+
+async def test_a_task_that_asks_after_its_stream_started_is_pushed_without_waiting_for_a_recheck(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Docket's `memory://` backend delivers what its Lua scripts publish to exact channel
+    subscribers only: a stream that followed a pattern never heard the leg park, and the
+    client learned of `input_required` only from the safety net. Here there is none."""
+    monkeypatch.setattr(push, "RECHECK", 3600.0)
+    monkeypatch.setattr(tasks_server, "GATE", anyio.Event())
+    listening = Listening()
+    async with Client(
+        tasks_server.app, extensions=[listening], elicitation_handler=approve
+    ) as client:
+        task = await call_tool_task(client, "deploy_gated", {"env": "prod"})
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(listen, client, [task.task_id])
+            await listening.status(task.task_id, "working", timeout=10)
+            tasks_server.GATE.set()  # type: ignore[union-attr]
+            asking = await listening.status(task.task_id, "input_required", timeout=10)
+            assert asking["inputRequests"]
+            await task.cancel()
+            await listening.status(task.task_id, "cancelled", timeout=10)
+    assert listening.statuses(task.task_id) == ["working", "input_required", "cancelled"]
+
+
+async def test_a_change_nothing_announces_still_reaches_the_stream_at_its_next_recheck(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The safety net: a change the stream never hears of (here, a cancellation marked
+    behind the server's back, so nobody announces it) is read after `RECHECK` seconds."""
+    monkeypatch.setattr(push, "RECHECK", 0.2)
+    listening = Listening()
+    async with Client(
+        tasks_server.app, extensions=[listening], elicitation_handler=approve
+    ) as client:
+        task = await call_tool_task(client, "deploy", {"env": "prod"})
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(listen, client, [task.task_id])
+            await listening.status(task.task_id, "input_required")
+            docket = tasks_server.app._docket
+            await mark_cancelled(docket, None, task.task_id, 60)
+            await listening.status(task.task_id, "cancelled", timeout=10)
+
+
+async def test_push_is_on_by_default_and_advertises_no_list_change_it_never_pushes() -> None:
+    """Serving `subscriptions/listen` made the SDK advertise `listChanged` for tools,
+    prompts and resources (and `resources.subscribe`) on 2026-07-28; the stream pushes task
+    changes only, so a client would wait for list changes that never come."""
+    app = FastMCP("push by default")
+    app.add_extension(ResolvingTasks())
+
+    @app.tool
+    def ping() -> str:
+        return "pong"
+
+    @app.prompt
+    def hello() -> str:
+        return "hello"
+
+    @app.resource("data://one")
+    def one() -> str:
+        return "one"
+
+    async with Client(app) as client:
+        capabilities = client.server_capabilities
+        assert capabilities is not None
+        assert capabilities.tools is not None
+        assert capabilities.tools.list_changed is False
+        assert capabilities.prompts is not None
+        assert capabilities.prompts.list_changed is False
+        assert capabilities.resources is not None
+        assert capabilities.resources.list_changed is False
+        assert capabilities.resources.subscribe is False
+        ended = await listen(client, [])  # served (not -32601): acknowledged, and ended
+    assert ended.meta is not None
+
+
+async def test_a_stream_reads_its_tasks_again_once_redis_dropped_the_subscription(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Redis drops the front's subscription (`CLIENT KILL TYPE pubsub`) and redis-py
+    establishes it again by itself: whatever was announced meanwhile is lost, so every
+    stream reads its tasks again. The change here is never announced at all (a
+    cancellation marked behind the front's back), and the safety net is out of reach."""
+    env = tasks_processes.environment(
+        redis_server.url, "tasks-" + uuid.uuid4().hex[:8], TASKS_TEST_RECHECK="3600"
+    )
+    front, url = tasks_processes.front(env)
+    worker = tasks_processes.worker(env, 4)
+    redis = aioredis.from_url(redis_server.url)
+    listening = Listening()
+    try:
+        async with (
+            Client(url, extensions=[listening], elicitation_handler=approve) as client,
+            Docket(name=env["FASTMCP_DOCKET_NAME"], url=redis_server.url) as docket,
+        ):
+            task = await call_tool_task(client, "deploy", {"env": "prod"})
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(listen, client, [task.task_id])
+                await listening.status(task.task_id, "input_required")
+                followed = await _followed(redis, task.task_id)
+                assert len(followed) == 2, followed  # the parked leg's and the next one's
+                await mark_cancelled(docket, None, task.task_id, 60)
+                assert await redis.client_kill_filter(_type="pubsub") >= 1
+                await listening.status(task.task_id, "cancelled", timeout=30)
+    finally:
+        await redis.aclose()
+        worker.stop()
+        front.stop()
+
+
+async def _followed(redis: Any, task_id: str) -> set[bytes]:
+    """The state channels someone subscribes to that name `task_id`."""
+    return set(await redis.pubsub_channels(f"*state:*{task_id}*"))

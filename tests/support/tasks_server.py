@@ -34,6 +34,7 @@ from mcp_resolve import (
     Sample,
 )
 from mcp_resolve.fastmcp import complete, resolved, use_completion_bus
+from mcp_resolve.hosts.tasks import push
 from mcp_resolve.redis import RedisCompletionBus, RedisReplayGuard
 from mcp_resolve.tasks import ResolvingTasks, asks_first
 
@@ -69,6 +70,8 @@ async def leg_pid(ctx: Context) -> list[int]:
 
 app = FastMCP("tasks")
 app.add_extension(ResolvingTasks(push=True))
+if os.environ.get("TASKS_TEST_RECHECK"):  # a stream's safety net, put out of reach
+    push.RECHECK = float(os.environ["TASKS_TEST_RECHECK"])
 # Clients poll every 100 ms (fastmcp-tasks' default is 5 s): the tests wait for each state.
 TASK = TaskConfig(mode="optional", poll_interval=timedelta(milliseconds=100))
 
@@ -83,6 +86,24 @@ async def deploy(
     """Deploy, once someone approved."""
     verdict = "deployed" if ok.ok else "not deployed"
     return f"{env}: {verdict} (legs ran in {legs})"
+
+
+GATE: anyio.Event | None = None
+"""In-process only: set by a test to hold `deploy_gated`'s leg until it sets the event."""
+
+
+async def approval_gated(env: str) -> Approval | Elicit[Approval]:
+    """Asks once the test opens the gate: the task is `working` until then."""
+    if GATE is not None:
+        await GATE.wait()
+    return Elicit(f"Deploy to {env}?", Approval)
+
+
+@app.tool(task=TASK)
+@resolved(state_ttl=3600)
+async def deploy_gated(env: str, ok: Annotated[Approval, Resolve(approval_gated)]) -> str:
+    """Asks only once the test lets it (a stream then saw it `working`)."""
+    return f"{env}: {'deployed' if ok.ok else 'not deployed'}"
 
 
 class Target(BaseModel):

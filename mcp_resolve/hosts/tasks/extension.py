@@ -112,15 +112,15 @@ class ResolvingTasks(TasksExtension):
     question a task asks.
 
     Takes the same arguments, `keys` (a `KeyRing`; default: `MCP_RESOLVE_STATE_KEYS`,
-    required with Redis) to seal what it keeps in Redis, and `push` (default off: serve
-    `subscriptions/listen` with `taskIds`, `push`; off because serving that method makes a
-    front advertise `listChanged` for tools, prompts and resources, which it does not push);
+    required with Redis) to seal what it keeps in Redis, and `push` (default on: serve
+    `subscriptions/listen` with `taskIds`, `push`, so a client may listen instead of
+    polling; the front still advertises no `listChanged`, which it does not push);
     register it in place of
     `TasksExtension` (`app.add_extension(ResolvingTasks(url=...))`) on the server and so
     on its workers.
     """
 
-    def __init__(self, *, keys: KeyRing | None = None, push: bool = False, **settings: Any) -> None:
+    def __init__(self, *, keys: KeyRing | None = None, push: bool = True, **settings: Any) -> None:
         super().__init__(**settings)
         self.records = TaskRecords(_key_ring(keys, self.docket_settings.url))
         self.push = push
@@ -140,9 +140,7 @@ class ResolvingTasks(TasksExtension):
             lowlevel: Any = self.server._mcp_server
             if self.push and lowlevel.get_request_handler(task_push.LISTEN) is None:
                 self._push = task_push.TaskPush(self.server)
-                lowlevel.add_request_handler(
-                    task_push.LISTEN, types.SubscriptionsListenRequestParams, self._push
-                )
+                task_push.serve(self.server, self._push)
             try:
                 yield
             finally:

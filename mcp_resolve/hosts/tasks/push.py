@@ -10,11 +10,10 @@ task's whole state (what `tasks/get` would return at that moment: the `inputRequ
 an `input_required` task, the `result` of a completed one).
 
 The change happens on a Docket worker; the stream is held by a front. Docket announces
-every change of an execution's state on Redis (`<docket>:state:<execution key>`), and the
-execution key of each leg names its task, so each process keeps **one** pattern
-subscription to those announcements (made when its first listener arrives) and wakes the
-listeners of the tasks they name; a cancellation, which changes no execution when the
-task is parked, is announced by the front that handled it on a channel of ours. A woken
+every change of an execution's state on Redis, and each process keeps **one** subscription
+(`task_changes`) that follows the channels of the legs its listeners' tasks are at, and
+wakes those listeners; a cancellation, which changes no execution when the task is parked,
+is announced by the front that handled it on a channel of ours. A woken
 listener reads the task as `tasks/get` does, in the listener's own request context: the
 owner rule of `tasks/get` (the task's auth scope) is the listener's too, and a task id
 that is not the client's reads as not found and refuses the whole listen before its
@@ -30,25 +29,20 @@ JSON-RPC error before the acknowledgement, naming the bound.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
-from collections.abc import Callable
 from typing import Any, cast
 
 import anyio
 import mcp_types as types
 from fastmcp.server.dependencies import bind_request_context
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp_tasks.context import get_task_scope
 from fastmcp_tasks.handlers import tasks_get
 from fastmcp_tasks.input_store import load_current_leg
-from fastmcp_tasks.keys import parse_task_key
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
 from ...state.at_most_once import owner_of
-
-logger = logging.getLogger("mcp_resolve")
+from .task_changes import Changes
 
 LISTEN = "subscriptions/listen"
 NOTIFICATION = "notifications/tasks"
@@ -57,111 +51,15 @@ DEFAULT_MAX_TASK_IDS = 64
 DEFAULT_MAX_LISTENERS_PER_OWNER = 16
 DEFAULT_MAX_LISTENERS = 1024
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
-_CHANGED = "mcp_resolve:task_changed"  # a change Docket does not announce (a cancellation)
 _REREADS = 5
-_POLL = 1.0  # how long one read of the subscription waits
 RECHECK = 5.0
-"""Seconds a stream waits for a change before it reads its tasks anyway (a lost notice)."""
-_PAUSE_FIRST, _PAUSE_MOST = 0.05, 2.0
+"""Seconds a stream waits for a change before it reads its tasks anyway: a safety net (a
+change Redis lost, or one nothing announces); `task_changes` says why none is missed."""
 
 
 class _Pushed(BaseModel):
     method: str
     params: dict[str, Any]
-
-
-class Changes:
-    """This process's one subscription to task changes, and who to wake for each task."""
-
-    def __init__(self, docket: Any) -> None:
-        self.docket = docket
-        self.prefix = docket.key("state:")
-        self.channel = docket.key(_CHANGED)
-        self._waiters: dict[str, set[Callable[[str], None]]] = {}
-        self._listener: asyncio.Task[None] | None = None
-        self._subscribed = asyncio.Event()
-        self._closing = False
-
-    def watch(self, task_ids: list[str], wake: Callable[[str], None]) -> Callable[[], None]:
-        for task_id in task_ids:
-            self._waiters.setdefault(task_id, set()).add(wake)
-
-        def unwatch() -> None:
-            for task_id in task_ids:
-                waiting = self._waiters.get(task_id)
-                if waiting is not None:
-                    waiting.discard(wake)
-                    if not waiting:
-                        del self._waiters[task_id]
-
-        return unwatch
-
-    async def listening(self, timeout: float = 10.0) -> None:
-        """Subscribe once for this process, and wait until Redis confirmed it."""
-        listener = self._listener
-        if listener is None or listener.done():
-            self._closing = False
-            self._subscribed = asyncio.Event()
-            self._listener = asyncio.get_running_loop().create_task(
-                self._listen(), name="mcp_resolve task changes"
-            )
-        with anyio.fail_after(timeout):
-            await self._subscribed.wait()
-
-    async def announce(self, task_id: str) -> None:
-        """A change Docket does not announce, to every process."""
-        async with self.docket.redis() as redis:
-            await redis.publish(self.channel, task_id)
-
-    async def aclose(self) -> None:
-        self._closing = True
-        listener, self._listener = self._listener, None
-        if listener is not None:
-            listener.cancel()
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(asyncio.gather(listener, return_exceptions=True), 5)
-
-    async def _listen(self) -> None:
-        pause = _PAUSE_FIRST
-        while not self._closing:
-            try:
-                async with self.docket._pubsub() as pubsub:
-                    await pubsub.psubscribe(self.prefix + "*")
-                    await pubsub.subscribe(self.channel)
-                    confirmed = 0
-                    while confirmed < 2:
-                        message = await pubsub.get_message(timeout=_POLL)
-                        if message is not None and "subscribe" in str(message.get("type")):
-                            confirmed += 1
-                    self._subscribed.set()
-                    pause = _PAUSE_FIRST
-                    while not self._closing:
-                        message = await pubsub.get_message(timeout=_POLL)
-                        if message is not None:
-                            self._received(message)
-            except (OSError, ConnectionError, TimeoutError, asyncio.TimeoutError) as exc:
-                self._subscribed.clear()
-                logger.warning("Task push: the subscription to task changes broke (%s)", exc)
-            except Exception:
-                self._subscribed.clear()
-                logger.exception("Task push: the subscription to task changes failed")
-            await asyncio.sleep(pause)
-            pause = min(pause * 2, _PAUSE_MOST)
-
-    def _received(self, message: dict[str, Any]) -> None:
-        kind = message.get("type")
-        channel = _text(message.get("channel"))
-        if kind == "message" and channel == self.channel:
-            task_id = _text(message.get("data"))
-        elif kind == "pmessage" and channel.startswith(self.prefix):
-            try:
-                task_id = parse_task_key(channel[len(self.prefix) :])["client_task_id"]
-            except ValueError:
-                return  # not a task's leg (the deadline job, say)
-        else:
-            return
-        for wake in list(self._waiters.get(task_id, ())):
-            wake(task_id)
 
 
 class _Listener:
@@ -235,16 +133,15 @@ class TaskPush:
         listener = _Listener()
         changes = self._changes()
         unwatch = changes.watch(task_ids, listener)
+        followed: dict[str, set[str]] = {}
         try:
             await changes.listening()
-            first = {task_id: await self._read(task_id) for task_id in task_ids}  # authorises
+            first = {t: await self._look(changes, t, followed) for t in task_ids}  # authorises
             await self._acknowledge(ctx, task_ids, meta)
             sent: dict[str, tuple[Any, ...]] = {}
             for task in first.values():
                 await self._push(ctx, task, sent, meta)
             while any(sent[t][0] not in TERMINAL for t in task_ids):
-                # A change announced while the subscription was re-established is never
-                # heard: every `RECHECK` s without one, the stream reads its tasks anyway.
                 with anyio.move_on_after(RECHECK) as quiet:
                     await listener.wake.wait()
                 listener.wake = anyio.Event()
@@ -253,11 +150,29 @@ class TaskPush:
                     changed = set(task_ids)
                 for task_id in task_ids:
                     if task_id in changed and sent[task_id][0] not in TERMINAL:
-                        await self._push(ctx, await self._read(task_id), sent, meta)
+                        task = await self._look(changes, task_id, followed)
+                        await self._push(ctx, task, sent, meta)
         finally:
             unwatch()
             self._release(owner)
+            with anyio.move_on_after(5, shield=True):  # even when the client hung up
+                await changes.unfollow(c for channels in followed.values() for c in channels)
         return types.SubscriptionsListenResult(_meta=meta)
+
+    async def _look(
+        self, changes: Changes, task_id: str, followed: dict[str, set[str]]
+    ) -> dict[str, Any]:
+        """Follow the task's current and next leg (confirmed by Redis), then read it: a
+        change after the read is announced on a followed channel."""
+        _, leg = await load_current_leg(self.server._docket, get_task_scope(), task_id)
+        channels = await changes.legs(get_task_scope(), task_id, leg)
+        before = followed.get(task_id, set())
+        if channels != before:
+            followed[task_id] = before | channels  # counted at once, even if Redis fails
+            await changes.follow(channels - before)
+            await changes.unfollow(before - channels)
+            followed[task_id] = channels
+        return await self._read(task_id)
 
     async def _read(self, task_id: str) -> dict[str, Any]:
         """The task as `tasks/get` shows it to this listener (not found if not its own).
@@ -322,6 +237,41 @@ class TaskPush:
                 del self._by_owner[owner]
 
 
+def serve(server: Any, push: TaskPush) -> None:
+    """Serve `subscriptions/listen` on a fastmcp front, advertising only what it pushes.
+
+    The SDK derives a 2026-07-28 front's `listChanged` (tools, prompts, resources) and
+    `resources.subscribe` from whether the front serves `subscriptions/listen` at all; this
+    stream pushes task changes only, and fastmcp has no list changes to give it on 2026-07-28
+    (its own go to a legacy session), so `server/discover` says false for those: a client
+    must not wait for a list change that never comes. Through fastmcp's own `on_discover`
+    middleware hook; the handshake era's `initialize` keeps fastmcp's flags."""
+    server._mcp_server.add_request_handler(LISTEN, types.SubscriptionsListenRequestParams, push)
+    server.add_middleware(_OnlyTasksPushed())
+
+
+class _OnlyTasksPushed(Middleware):
+    async def on_discover(
+        self,
+        context: MiddlewareContext[types.DiscoverRequest],
+        call_next: CallNext[types.DiscoverRequest, types.DiscoverResult | dict[str, Any]],
+    ) -> types.DiscoverResult | dict[str, Any]:
+        discovered = await call_next(context)
+        if not isinstance(discovered, types.DiscoverResult):
+            return discovered  # a shape this hook does not know: left as it came
+        advertised = discovered.capabilities
+        honest: dict[str, Any] = {}
+        for name in ("tools", "prompts", "resources"):
+            capability = getattr(advertised, name)
+            if capability is not None:
+                off = {
+                    "list_changed": False,
+                    **({"subscribe": False} if name == "resources" else {}),
+                }
+                honest[name] = capability.model_copy(update=off)
+        return discovered.model_copy(update={"capabilities": advertised.model_copy(update=honest)})
+
+
 def _task_ids(requested: types.SubscriptionFilter, most: int) -> list[str]:
     raw = (requested.model_extra or {}).get("taskIds")
     if raw is None:
@@ -337,8 +287,10 @@ def _task_ids(requested: types.SubscriptionFilter, most: int) -> list[str]:
     return ids
 
 
-def _text(data: Any) -> str:
-    return data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data)
-
-
-__all__ = ["DEFAULT_MAX_LISTENERS_PER_OWNER", "DEFAULT_MAX_TASK_IDS", "NOTIFICATION", "TaskPush"]
+__all__ = [
+    "DEFAULT_MAX_LISTENERS_PER_OWNER",
+    "DEFAULT_MAX_TASK_IDS",
+    "NOTIFICATION",
+    "TaskPush",
+    "serve",
+]
