@@ -331,3 +331,39 @@ async def test_a_worker_reads_a_tasks_user_once(deployment: dict[str, Any]) -> N
     text = _text(done)
     assert done.status == "completed", text
     assert '"subject":"alice"' in text.replace(" ", ""), text
+
+
+async def test_the_front_writes_a_tasks_records_in_one_transaction(
+    deployment: dict[str, Any],
+) -> None:
+    """The user, the declaration and the owner go into Redis in one `MULTI`/`EXEC`, so a
+    first leg that finds the declaration finds the user with it (never a task that seems
+    to have nobody signed in because its leg read between two writes)."""
+    seen: list[tuple[str, str]] = []  # (client, command), in the order Redis ran them
+    monitor_client = aioredis.from_url(deployment["redis"])
+    try:
+        async with monitor_client.monitor() as monitor, anyio.create_task_group() as tg:
+
+            async def watch() -> None:
+                while True:
+                    command = await monitor.next_command()
+                    client = f"{command['client_address']}:{command['client_port']}"
+                    seen.append((client, command["command"]))
+
+            tg.start_soon(watch)
+            async with Client(deployment["url"], auth="alice") as alice:
+                task = await call_tool_task(alice, "my_card", {})
+            await anyio.sleep(0.2)  # the monitor's last lines
+            tg.cancel_scope.cancel()
+    finally:
+        await monitor_client.aclose()
+    ours = [(c, cmd) for c, cmd in seen if "mcp_resolve:" in cmd and task.task_id in cmd]
+    (client,) = {c for c, _ in ours}
+    run = [cmd for c, cmd in seen if c == client]  # what the front's connection ran
+    at = run.index(ours[0][1])
+    began = max(i for i, cmd in enumerate(run[:at]) if cmd.upper() == "MULTI")
+    ended = run.index("EXEC", at)
+    inside = run[began + 1 : ended]
+    written = sorted(cmd.split(" ")[1].split(":")[-2] for cmd in inside if cmd.startswith("SET"))
+    assert written == ["declared", "owner", "user"]
+    assert len(ours) == len(inside)  # nothing of the task's records outside the transaction
