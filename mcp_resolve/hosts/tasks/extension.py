@@ -235,10 +235,8 @@ class ResolvingTasks(TasksExtension):
         _same_keys(conn.request_state, keys, task.task_id)
 
     def _declared(self, task_id: str, sealed: str | None) -> types.ClientCapabilities | None:
-        """What the task's client declared (cached: a task's client never changes it)."""
-        declared = _DECLARED.get(task_id)
-        if declared is not None:
-            return declared
+        """What the task's client declared, from its record, kept for the task's later legs
+        on this worker (a task's client never changes it)."""
         if sealed is None:
             logger.warning(
                 "Task %s: no record of what its client declared (is the front's extension "
@@ -269,11 +267,12 @@ class ResolvingTasks(TasksExtension):
         # One round trip for what this worker has not read yet (none, for a later leg on the
         # worker that ran an earlier one): the records the front wrote together.
         carry = asks_first and first and conn.request_state is None
+        cached = _DECLARED.get(task_id)
         found = await stored.read(
-            docket, task_id, declared=task_id not in _DECLARED,
+            docket, task_id, declared=cached is None,
             user=not task_user.known(task_id), carried=carry, wait=first,
         )  # fmt: skip
-        declared = self._declared(task_id, found.declared)
+        declared = cached if cached is not None else self._declared(task_id, found.declared)
         task_user.enter(self.records, task_id, found.user)
         if declared is not None:
             conn.session.client_capabilities = declared
