@@ -145,8 +145,9 @@ def us(values: list[float]) -> str:
     return f"{statistics.median(values) * 1e6:7.0f} us (IQR {q[0] * 1e6:.0f}..{q[2] * 1e6:.0f})"
 
 
-async def details(redis_url: str, what: str, *, clear: bool = False) -> list[list[list[Any]]]:
-    """The Redis commands of each timed call (`--detail`): [label, ns, missed] each."""
+async def details(redis_url: str, what: str, *, clear: bool = False) -> list[Any]:
+    """What `--detail` recorded of each timed call: its Redis commands ([label, ns, missed]
+    each), or for `prepare`, [leg, ns]."""
     client = aioredis.from_url(redis_url)
     try:
         key = f"{SPENT}:detail:{what}"
@@ -207,6 +208,7 @@ async def legs(url: str, pairs: int, redis_url: str) -> None:
             await spent(redis_url, tool, clear=True)
             await details(redis_url, tool, clear=True)
         await details(redis_url, "record", clear=True)
+        await details(redis_url, "prepare", clear=True)
         for i in range(pairs):
             order = (foreground, task) if i % 2 == 0 else (task, foreground)
             for how in order:
@@ -238,6 +240,11 @@ async def legs(url: str, pairs: int, redis_url: str) -> None:
     share = [(a + b) / w for a, b, w in zip(leg_ask, leg_answer, whole_task, strict=True)]
     print(f"    both legs' share of the whole task: {statistics.median(share) * 100:.2f}%")
     by_leg = await details(redis_url, "ask_task")
+    prepared = await details(redis_url, "prepare")
+    for leg in (1, 2):
+        took = [ns / 1e9 for n, ns in prepared if n == leg]
+        if took:
+            print(f"    ResolvingTasks.prepare in leg {leg} (reads the front's records) {us(took)}")
     show_detail("the front writing a task's records", await details(redis_url, "record"))
     show_detail("task leg 1", by_leg[0::2])
     show_detail("task leg 2", by_leg[1::2])

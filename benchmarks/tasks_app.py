@@ -14,7 +14,8 @@ call makes (and those of the front's `ResolvingTasks._record`, which writes a ne
 records) is timed as well, through redis-py's client, and the list pushed beside it to
 `BENCH_SPENT:detail:<tool>` (`...:detail:record` for the front): which round trips a leg
 makes, what each costs, and how often a first leg read the declaration before the front
-had written it.
+had written it. `ResolvingTasks.prepare` (a leg's reading of those records) is timed
+alone too (`...:detail:prepare`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import anyio
 import redis.asyncio as aioredis
 from fastmcp import FastMCP
 from fastmcp.utilities.tasks import TaskConfig
+from fastmcp_tasks.context import get_task_leg_number
 from pydantic import BaseModel
 from redis.asyncio.client import Pipeline, Redis
 
@@ -45,6 +47,7 @@ DETAIL = bool(os.environ.get("BENCH_DETAIL", ""))
 T = TypeVar("T")
 _CALLS: ContextVar[list[list[Any]] | None] = ContextVar("bench_calls", default=None)
 _CLIENT: list[Any] = []
+_PREPARED: list[list[int]] = []
 
 
 def _label(args: tuple[Any, ...]) -> tuple[str, bool]:
@@ -115,11 +118,27 @@ def _watched(fn: Callable[..., Awaitable[T]], key: str) -> Callable[..., Awaitab
     return watched
 
 
+def _timed_prepare(prepare: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable[None]]:
+    """`ResolvingTasks.prepare` (what a leg reads of the front's records, and the state it
+    starts from), timed alone: [leg, ns], to `BENCH_SPENT:detail:prepare`."""
+
+    @functools.wraps(prepare)
+    async def timed_prepare(*args: Any, **kwargs: Any) -> None:
+        started = time.perf_counter_ns()
+        try:
+            await prepare(*args, **kwargs)
+        finally:  # pushed by the timed tool call, once its clock has stopped
+            _PREPARED.append([get_task_leg_number(), time.perf_counter_ns() - started])
+
+    return timed_prepare
+
+
 if SPENT and DETAIL:
     _watch_redis()
     ResolvingTasks._record = _watched(  # type: ignore[method-assign]
         ResolvingTasks._record, f"{SPENT}:detail:record"
     )
+    ResolvingTasks.prepare = _timed_prepare(ResolvingTasks.prepare)  # type: ignore[method-assign]
 
 
 def timed(tool: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
@@ -140,6 +159,8 @@ def timed(tool: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
             await _push(f"{SPENT}:{tool.__name__}", took)
             if DETAIL:
                 await _push(f"{SPENT}:detail:{tool.__name__}", json.dumps(calls))
+                while _PREPARED:
+                    await _push(f"{SPENT}:detail:prepare", json.dumps(_PREPARED.pop(0)))
 
     return spent
 
