@@ -159,6 +159,15 @@ async def details(redis_url: str, what: str, *, clear: bool = False) -> list[Any
     return calls
 
 
+async def connections(redis_url: str) -> int:
+    """How many connections the benchmark's Redis has accepted so far (one is this read's)."""
+    client = aioredis.from_url(redis_url)
+    try:
+        return int((await client.info("stats"))["total_connections_received"])
+    finally:
+        await client.aclose()
+
+
 def show_detail(name: str, calls: list[list[list[Any]]]) -> None:
     """Round trips per call, their time, each kind's count and median, and the misses."""
     if not calls:
@@ -209,6 +218,7 @@ async def legs(url: str, pairs: int, redis_url: str) -> None:
             await details(redis_url, tool, clear=True)
         await details(redis_url, "record", clear=True)
         await details(redis_url, "prepare", clear=True)
+        before = await connections(redis_url)
         for i in range(pairs):
             order = (foreground, task) if i % 2 == 0 else (task, foreground)
             for how in order:
@@ -221,6 +231,8 @@ async def legs(url: str, pairs: int, redis_url: str) -> None:
                         phase.append(value)
     print(f"  foreground round 1 (question)           {ms(fg1)}")
     print(f"  foreground round 2 (answer -> result)   {ms(fg2)}")
+    opened = await connections(redis_url) - before - 1  # less this read's own
+    print(f"  Redis connections opened meanwhile (front, worker): {opened}")
     print(f"  task: tools/call -> CreateTaskResult    {ms(phases[0])}")
     print(f"  task: -> input_required (pick-up, leg 1){ms(phases[1])}")
     print(f"  task: tasks/update ack                  {ms(phases[2])}")

@@ -19,11 +19,12 @@ declaration without the user written beside it only by the order of the writes. 
   transaction runs, then one more read takes the records. `CARRY_WAIT` bounds the wait,
   as it bounded the polling this replaces (every 10 ms). Why a notice and not polling
   with a back-off: the leg starts within a millisecond of the write instead of at the next
-  poll, and makes two round trips instead of one per poll. The cost is a pooled connection
-  held by the `BLPOP`, only in a leg that outran its front (1 in 30 first legs on a loaded
-  machine, none on a quiet one; benchmarks/README.md) and for a few milliseconds (at
-  most `CARRY_WAIT`, when the front never writes); Docket's connection pool is unbounded,
-  so that starves nothing. A redelivered first leg finds the records and never waits:
+  poll, and the wait costs two round trips (the `BLPOP`, the read after it), not one a
+  poll. The cost is a pooled connection
+  held by the `BLPOP`, only in a leg that outran its front (3 to 5 first legs in 100 on
+  the shared 2-core machine, woken 0.2 to 0.8 ms later; benchmarks/README.md) and at most
+  `CARRY_WAIT` (a front that never writes); Docket's connection pool is unbounded, so
+  that starves nothing. A redelivered first leg finds the records and never waits:
   the notice is consumed once, and needed at most once.
 """
 
