@@ -3,20 +3,23 @@
 fastmcp-tasks enqueues the first leg before the front can write the records (the task id
 is minted there), so a worker may start the leg first: it waits for them, woken by the
 front's notice, for `CARRY_WAIT` at most. In-memory (Docket's memory backend, the
-server's own worker), with the front's write held back; the transaction itself is checked
-on a real Redis in tests/deploy/test_tasks_user.py.
+server's own worker) and through a real Redis, a front and a worker process, with the
+front's write held back; the transaction itself is checked in tests/deploy/test_tasks_user.py.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import pytest
 from fastmcp import Client
 from fastmcp_tasks.client import call_tool_task
-from support import tasks_server
+from support import redis_monitor, tasks_processes, tasks_server
+from support.redis_server import RedisServer
 
 from mcp_resolve.hosts.tasks import stored
 
@@ -105,3 +108,37 @@ async def test_a_first_leg_waits_for_records_that_never_come_at_most_carry_wait(
         "sampling/createMessage"
     ]
     assert f"Task {task.task_id}: no record of what its client declared" in caplog.text
+
+
+@pytest.fixture
+def late_front(redis_server: RedisServer) -> Iterator[dict[str, Any]]:
+    """A worker, then a front that writes each new task's records 1 s late, on one Redis."""
+    env = tasks_processes.environment(redis_server.url, "tasks-late-" + uuid.uuid4().hex[:8])
+    worker = tasks_processes.worker(env)
+    try:
+        front, url = tasks_processes.front({**env, "TASKS_TEST_RECORDS_LATE": "1"})
+        try:
+            yield {"url": url, "redis": redis_server.url, "worker": worker}
+        finally:
+            front.stop()
+    finally:
+        worker.stop()
+
+
+async def test_a_worker_that_outruns_the_front_waits_on_its_notice_in_redis(
+    late_front: dict[str, Any],
+) -> None:
+    async with (
+        redis_monitor.watching(late_front["redis"]) as seen,
+        Client(late_front["url"], elicitation_handler=by_hand) as client,  # no sampling
+    ):
+        task = await call_tool_task(client, "summarise", {"env": "prod"})  # once written
+        # Woken by the front's write, not at CARRY_WAIT (5 s after the leg began to wait,
+        # about 4 s from here).
+        with anyio.fail_after(2.5):
+            done = await task.wait(timeout=2.5)
+    assert done.status == "completed", done
+    assert [c["text"] for c in (done.result or {})["content"]] == ["no summary"]
+    waits = [cmd for _, cmd in seen if cmd.startswith("BLPOP") and task.task_id in cmd]
+    assert len(waits) == 1  # the leg found nothing, waited once, and was woken
+    assert "no record of what its client declared" not in late_front["worker"].output()

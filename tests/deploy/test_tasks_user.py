@@ -21,7 +21,7 @@ import pytest
 import redis.asyncio as aioredis
 from fastmcp import Client
 from fastmcp_tasks.client import ToolTask, call_tool_task
-from support import tasks_processes
+from support import redis_monitor, tasks_processes
 from support.oidc_provider import consent, running_provider
 from support.redis_server import RedisServer
 from test_tasks import update
@@ -339,24 +339,11 @@ async def test_the_front_writes_a_tasks_records_in_one_transaction(
     """The user, the declaration and the owner go into Redis in one `MULTI`/`EXEC`, so a
     first leg that finds the declaration finds the user with it (never a task that seems
     to have nobody signed in because its leg read between two writes)."""
-    seen: list[tuple[str, str]] = []  # (client, command), in the order Redis ran them
-    monitor_client = aioredis.from_url(deployment["redis"])
-    try:
-        async with monitor_client.monitor() as monitor, anyio.create_task_group() as tg:
-
-            async def watch() -> None:
-                while True:
-                    command = await monitor.next_command()
-                    client = f"{command['client_address']}:{command['client_port']}"
-                    seen.append((client, command["command"]))
-
-            tg.start_soon(watch)
-            async with Client(deployment["url"], auth="alice") as alice:
-                task = await call_tool_task(alice, "my_card", {})
-            await anyio.sleep(0.2)  # the monitor's last lines
-            tg.cancel_scope.cancel()
-    finally:
-        await monitor_client.aclose()
+    async with (
+        redis_monitor.watching(deployment["redis"]) as seen,
+        Client(deployment["url"], auth="alice") as alice,
+    ):
+        task = await call_tool_task(alice, "my_card", {})
     ours = [(c, cmd) for c, cmd in seen if "mcp_resolve:" in cmd and task.task_id in cmd]
     (client,) = {c for c, _ in ours}
     run = [cmd for c, cmd in seen if c == client]  # what the front's connection ran
