@@ -69,18 +69,6 @@ async def leg_pid(ctx: Context) -> list[int]:
 
 app = FastMCP("tasks")
 app.add_extension(ResolvingTasks(push=True))
-if os.environ.get("TASKS_TEST_RECORDS_LATE"):
-    # A front slower than its workers: a new task's records are written this many seconds
-    # after fastmcp-tasks enqueued its first leg (tests/deploy/test_tasks_records.py).
-    from mcp_resolve.hosts.tasks import stored
-
-    _write, _late = stored.write, float(os.environ["TASKS_TEST_RECORDS_LATE"])
-
-    async def _write_late(*args: object) -> None:
-        await anyio.sleep(_late)
-        await _write(*args)  # type: ignore[arg-type]
-
-    stored.write = _write_late  # type: ignore[assignment]
 # Clients poll every 100 ms (fastmcp-tasks' default is 5 s): the tests wait for each state.
 TASK = TaskConfig(mode="optional", poll_interval=timedelta(milliseconds=100))
 
@@ -361,6 +349,20 @@ async def report_payment(order: str) -> None:
     finally:
         await client.aclose()
     await complete(None, f"pay-{order}")
+
+
+if os.environ.get("TASKS_TEST_RECORDS_LATE"):
+    # A front slower than its workers: a new task's records are written this many seconds
+    # after fastmcp-tasks enqueued its first leg (tests/deploy/test_tasks_records.py).
+    from mcp_resolve.hosts.tasks import stored
+
+    _write, _late = stored.write, float(os.environ["TASKS_TEST_RECORDS_LATE"])
+
+    async def _write_late(*args: object) -> None:
+        await anyio.sleep(_late)
+        await _write(*args)  # type: ignore[arg-type]
+
+    stored.write = _write_late  # type: ignore[assignment]
 
 
 if __name__ == "__main__":
