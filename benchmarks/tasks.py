@@ -4,6 +4,12 @@ Run from the repository root (needs `redis-server`, which `make test` installs):
 
     .venv/bin/python benchmarks/tasks.py            # full run (a few minutes)
     .venv/bin/python benchmarks/tasks.py --quick    # smoke run
+    .venv/bin/python benchmarks/tasks.py --legs --detail   # section 1 alone, Redis calls timed
+
+`--legs` runs section 1 alone (`--pairs N`, 40 by default); `--detail` also times each Redis
+command of each leg and of the front's writing of a new task's records, and counts the
+first legs that read the declaration before the front had written it (see
+benchmarks/tasks_app.py).
 
 A redis-server of its own, one front (`benchmarks/tasks_app.py` over Streamable HTTP,
 `FASTMCP_DOCKET_CONCURRENCY=0`: it runs no task) and Docket worker processes (fastmcp-tasks'
@@ -32,6 +38,8 @@ every foreground call must return it too.
 
 from __future__ import annotations
 
+import collections
+import json
 import os
 import statistics
 import sys
@@ -137,6 +145,50 @@ def us(values: list[float]) -> str:
     return f"{statistics.median(values) * 1e6:7.0f} us (IQR {q[0] * 1e6:.0f}..{q[2] * 1e6:.0f})"
 
 
+async def details(redis_url: str, what: str, *, clear: bool = False) -> list[Any]:
+    """What `--detail` recorded of each timed call: its Redis commands ([label, ns, missed]
+    each), or for `prepare`, [leg, ns]."""
+    client = aioredis.from_url(redis_url)
+    try:
+        key = f"{SPENT}:detail:{what}"
+        calls = [json.loads(v) for v in await client.lrange(key, 0, -1)]
+        if clear:
+            await client.delete(key)
+    finally:
+        await client.aclose()
+    return calls
+
+
+async def connections(redis_url: str) -> int:
+    """How many connections the benchmark's Redis has accepted so far (one is this read's)."""
+    client = aioredis.from_url(redis_url)
+    try:
+        return int((await client.info("stats"))["total_connections_received"])
+    finally:
+        await client.aclose()
+
+
+def show_detail(name: str, calls: list[list[list[Any]]]) -> None:
+    """Round trips per call, their time, each kind's count and median, and the misses."""
+    if not calls:
+        return
+    trips = [len(c) for c in calls]
+    total = [sum(ns for _, ns, _ in c) / 1e9 for c in calls]
+    missed = [sum(1 for *_, m in c if m) for c in calls]
+    span = f"{min(trips)}..{max(trips)}"
+    print(
+        f"    {name}: {statistics.median(trips):.0f} round trips (range {span}),"
+        f" Redis {us(total)}; calls that read the declaration too early:"
+        f" {sum(1 for m in missed if m)} of {len(calls)} ({sum(missed)} early reads)"
+    )
+    kinds: dict[str, list[float]] = collections.defaultdict(list)
+    for call in calls:
+        for label, ns, _ in call:
+            kinds[label].append(ns / 1e9)
+    for label, values in sorted(kinds.items(), key=lambda kv: -sum(kv[1])):
+        print(f"      {len(values) / len(calls):5.2f} x {label:48.48} {us(values)}")
+
+
 async def spent(redis_url: str, tool: str, *, clear: bool = False) -> tuple[list[float], ...]:
     """Seconds each call of `tool` spent in mcp_resolve, split into its first and second
     calls of each pair (the question, then the answer), as the process that ran it timed them."""
@@ -163,6 +215,10 @@ async def legs(url: str, pairs: int, redis_url: str) -> None:
         await task(session, 0)  # warm both paths
         for tool in ("ask_foreground", "ask_task"):
             await spent(redis_url, tool, clear=True)
+            await details(redis_url, tool, clear=True)
+        await details(redis_url, "record", clear=True)
+        await details(redis_url, "prepare", clear=True)
+        before = await connections(redis_url)
         for i in range(pairs):
             order = (foreground, task) if i % 2 == 0 else (task, foreground)
             for how in order:
@@ -175,6 +231,8 @@ async def legs(url: str, pairs: int, redis_url: str) -> None:
                         phase.append(value)
     print(f"  foreground round 1 (question)           {ms(fg1)}")
     print(f"  foreground round 2 (answer -> result)   {ms(fg2)}")
+    opened = await connections(redis_url) - before - 1  # less this read's own
+    print(f"  Redis connections opened meanwhile (front, worker): {opened}")
     print(f"  task: tools/call -> CreateTaskResult    {ms(phases[0])}")
     print(f"  task: -> input_required (pick-up, leg 1){ms(phases[1])}")
     print(f"  task: tasks/update ack                  {ms(phases[2])}")
@@ -193,6 +251,15 @@ async def legs(url: str, pairs: int, redis_url: str) -> None:
     print(f"    task leg 1         {us(leg_ask)}, leg 2   {us(leg_answer)}")
     share = [(a + b) / w for a, b, w in zip(leg_ask, leg_answer, whole_task, strict=True)]
     print(f"    both legs' share of the whole task: {statistics.median(share) * 100:.2f}%")
+    by_leg = await details(redis_url, "ask_task")
+    prepared = await details(redis_url, "prepare")
+    for leg in (1, 2):
+        took = [ns / 1e9 for n, ns in prepared if n == leg]
+        if took:
+            print(f"    ResolvingTasks.prepare in leg {leg} (reads the front's records) {us(took)}")
+    show_detail("the front writing a task's records", await details(redis_url, "record"))
+    show_detail("task leg 1", by_leg[0::2])
+    show_detail("task leg 2", by_leg[1::2])
 
 
 async def throughput(url: str, seconds: float, clients: int = 8) -> float:
@@ -240,18 +307,25 @@ async def waiting(url: str, count: int, first: int) -> list[str]:
 
 def main() -> None:
     quick = "--quick" in sys.argv
+    only_legs = "--legs" in sys.argv
+    pairs = int(sys.argv[sys.argv.index("--pairs") + 1]) if "--pairs" in sys.argv else 40
+    more = {"BENCH_DETAIL": "1"} if "--detail" in sys.argv else {}
     load = os.getloadavg()
     loads = " ".join(f"{x:.2f}" for x in load)
     print(f"tasks benchmark: {os.cpu_count()} cores, load average {loads}")
     redis = RedisServer()
     redis.start()
-    env = tasks_processes.environment(redis.url, "bench-" + uuid.uuid4().hex[:8], BENCH_SPENT=SPENT)
+    queue = "bench-" + uuid.uuid4().hex[:8]
+    env = tasks_processes.environment(redis.url, queue, BENCH_SPENT=SPENT, **more)
     front, url = tasks_processes.front(env, APP)
     workers: list[tasks_processes.Process] = []
     try:
         workers.append(tasks_processes.worker(env, 4, APP))
         print("1. one question: foreground rounds against task legs (one worker, local Redis)")
-        anyio.run(legs, url, 5 if quick else 40, redis.url)
+        anyio.run(legs, url, 5 if quick else pairs, redis.url)
+        if only_legs:
+            print(f"load after: {os.getloadavg()[0]:.2f}")
+            return
         print("2. tasks completed per second, 8 clients, one-question tasks")
         for count in (1, 2, 4):
             while len(workers) < count:

@@ -21,7 +21,7 @@ import pytest
 import redis.asyncio as aioredis
 from fastmcp import Client
 from fastmcp_tasks.client import ToolTask, call_tool_task
-from support import tasks_processes
+from support import redis_monitor, tasks_processes
 from support.oidc_provider import consent, running_provider
 from support.redis_server import RedisServer
 from test_tasks import update
@@ -331,3 +331,26 @@ async def test_a_worker_reads_a_tasks_user_once(deployment: dict[str, Any]) -> N
     text = _text(done)
     assert done.status == "completed", text
     assert '"subject":"alice"' in text.replace(" ", ""), text
+
+
+async def test_the_front_writes_a_tasks_records_in_one_transaction(
+    deployment: dict[str, Any],
+) -> None:
+    """The user, the declaration and the owner go into Redis in one `MULTI`/`EXEC`, so a
+    first leg that finds the declaration finds the user with it (never a task that seems
+    to have nobody signed in because its leg read between two writes)."""
+    async with (
+        redis_monitor.watching(deployment["redis"]) as seen,
+        Client(deployment["url"], auth="alice") as alice,
+    ):
+        task = await call_tool_task(alice, "my_card", {})
+    ours = [(c, cmd) for c, cmd in seen if "mcp_resolve:" in cmd and task.task_id in cmd]
+    (client,) = {c for c, _ in ours}
+    run = [cmd for c, cmd in seen if c == client]  # what the front's connection ran
+    at = run.index(ours[0][1])
+    began = max(i for i, cmd in enumerate(run[:at]) if cmd.upper() == "MULTI")
+    ended = run.index("EXEC", at)
+    inside = run[began + 1 : ended]
+    written = sorted(cmd.split(" ")[1].split(":")[-2] for cmd in inside if cmd.startswith("SET"))
+    assert written == ["declared", "owner", "user"]
+    assert len(ours) == len(inside)  # nothing of the task's records outside the transaction

@@ -372,6 +372,20 @@ async def report_payment(order: str) -> None:
     await complete(None, f"pay-{order}")
 
 
+if os.environ.get("TASKS_TEST_RECORDS_LATE"):
+    # A front slower than its workers: a new task's records are written this many seconds
+    # after fastmcp-tasks enqueued its first leg (tests/deploy/test_tasks_records.py).
+    from mcp_resolve.hosts.tasks import stored
+
+    _write, _late = stored.write, float(os.environ["TASKS_TEST_RECORDS_LATE"])
+
+    async def _write_late(*args: object) -> None:
+        await anyio.sleep(_late)
+        await _write(*args)  # type: ignore[arg-type]
+
+    stored.write = _write_late  # type: ignore[assignment]
+
+
 if __name__ == "__main__":
     if "--paid" in sys.argv:  # python tests/support/tasks_server.py --paid ORDER
         anyio.run(report_payment, sys.argv[sys.argv.index("--paid") + 1])

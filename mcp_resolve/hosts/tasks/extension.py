@@ -20,8 +20,9 @@ on whichever worker runs it (`_prepare_leg`):
 The third is a **deadline** for every question a leg asks (`deadlines`).
 
 fastmcp-tasks mints the task id when it enqueues the first leg, so the records can only be
-written after that; a task's first leg waits for them (`CARRY_WAIT` seconds at most, a
-few milliseconds in practice). A later leg finds them at once. A record that is not what
+written after that, all in one transaction (`stored`); a task's first leg that outruns
+the front waits for them (`CARRY_WAIT` seconds at most, a few milliseconds in practice),
+and a later leg finds them at once, in one round trip either way. A record that is not what
 this server sealed for this task stops the task (`RefusedRecord`), as does a state whose
 question keys this process does not derive: answered questions are never asked again
 silently.
@@ -36,7 +37,6 @@ from collections.abc import AsyncGenerator, Callable, Collection
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
-import anyio
 import mcp_types as types
 from fastmcp.exceptions import NotFoundError
 from fastmcp.server.context import Context
@@ -56,18 +56,17 @@ from ...protocol.connection import Connection
 from ...state.keys import KeyRing
 from ...state.round_state import RoundState, StateError
 from ...state.shared_keys import VARIABLE
-from . import deadlines, scheduled_legs, task_user, waiting_owners
+from . import deadlines, scheduled_legs, stored, task_user, waiting_owners
 from . import legs as task_legs
 from . import push as task_push
 from .legs import ASKS_FIRST, ESCALATING, Escalation
 from .records import RefusedRecord, TaskRecords
+from .stored import CARRY_WAIT
 
 logger = logging.getLogger("mcp_resolve")
 
 F = TypeVar("F", bound=Callable[..., Any])
-CARRY_WAIT = 5.0  # fastmcp-tasks' own bound on making a new task durable
 CARRY_TTL = 3600  # at least; a task that lives longer keeps them as long as it lives
-_POLL = 0.01
 _DECLARED: OrderedDict[str, types.ClientCapabilities] = OrderedDict()  # by task id, this worker
 _DECLARED_AT_MOST = 4096
 
@@ -83,9 +82,6 @@ def asks_first(fn: F) -> F:
         )
     setattr(fn, ASKS_FIRST, True)
     return fn
-
-
-_key = deadlines.record_key
 
 
 def _key_ring(keys: KeyRing | None, url: str) -> KeyRing:
@@ -196,9 +192,10 @@ class ResolvingTasks(TasksExtension):
         return created
 
     async def _record(self, context: Context, created: CreateTaskResult, state: str | None) -> None:
-        """Beside the new task, sealed: who signed in (`task_user`), for `@asks_first` the
-        state its rounds carried, and what the client declared (written after those two: a
-        leg that sees it sees them), then the task's owner."""
+        """Beside the new task, sealed, in one transaction (`stored`): what the client
+        declared, who signed in (`task_user`), for `@asks_first` the state its rounds
+        carried, and the task's owner (whom its waits count against, `waiting_owners`). A
+        leg that sees the declaration sees the others."""
         docket: Any = context.fastmcp._docket or _current_docket.get()
         rc = context.request_context
         declared = getattr(rc.session, "client_capabilities", None) if rc is not None else None
@@ -207,21 +204,17 @@ class ResolvingTasks(TasksExtension):
         ttl = max(CARRY_TTL, int((created.ttl_ms or 0) / 1000) + 60)
         task_id = created.task_id
         seal = self.records.seal
-        async with docket.redis() as redis:
-            if state is not None:
-                carried = seal("carried", task_id, state, ttl)
-                await redis.set(_key(docket, "carried", task_id), carried, ex=ttl)
-            await task_user.record(redis, self.records, docket, task_id, ttl)
-            text = declared.model_dump_json(by_alias=True, exclude_none=True)
-            await redis.set(
-                _key(docket, "declared", task_id), seal("declared", task_id, text, ttl), ex=ttl
-            )
-            # Whom its waits count against (`waiting_owners`): read only once a leg waits,
-            # after a consent, so after the declaration, which the first leg waits for.
-            owner = waiting_owners.owner_at_creation(rc, get_task_scope())
-            if owner is not None:
-                sealed = seal("owner", task_id, owner, ttl)
-                await redis.set(_key(docket, "owner", task_id), sealed, ex=ttl)
+        text = declared.model_dump_json(by_alias=True, exclude_none=True)
+        sealed = {"declared": seal("declared", task_id, text, ttl)}
+        user = task_user.sealed(self.records, task_id, ttl)
+        if user is not None:
+            sealed[task_user.KIND] = user
+        if state is not None:
+            sealed["carried"] = seal("carried", task_id, state, ttl)
+        owner = waiting_owners.owner_at_creation(rc, get_task_scope())
+        if owner is not None:
+            sealed["owner"] = seal("owner", task_id, owner, ttl)
+        await stored.write(docket, task_id, ttl, sealed)
 
     async def prepare(
         self, conn: Connection, docket: Any, task: Any, keys: Collection[str], asks_first: bool
@@ -239,22 +232,17 @@ class ResolvingTasks(TasksExtension):
             ) from None
         _same_keys(conn.request_state, keys, task.task_id)
 
-    async def _declared(
-        self, docket: Any, task_id: str, first: bool
-    ) -> types.ClientCapabilities | None:
-        """What the task's client declared (cached: a task's client never changes it)."""
-        declared = _DECLARED.get(task_id)
-        if declared is not None:
-            return declared
-        recorded = await _read(docket, _key(docket, "declared", task_id), first)
-        if recorded is None:
+    def _declared(self, task_id: str, sealed: str | None) -> types.ClientCapabilities | None:
+        """What the task's client declared, from its record, kept for the task's later legs
+        on this worker (a task's client never changes it)."""
+        if sealed is None:
             logger.warning(
                 "Task %s: no record of what its client declared (is the front's extension "
                 "ResolvingTasks?); its questions assume the client can answer any",
                 task_id,
             )
             return None
-        text = self.records.open("declared", task_id, recorded)
+        text = self.records.open("declared", task_id, sealed)
         declared = _DECLARED[task_id] = types.ClientCapabilities.model_validate_json(text)
         while len(_DECLARED) > _DECLARED_AT_MOST:
             _DECLARED.popitem(last=False)
@@ -274,25 +262,28 @@ class ResolvingTasks(TasksExtension):
             conn.session.waiting = opened.get("waiting")
             if conn.session.waiting is not None:  # a scheduled leg: it runs, or ends here
                 await scheduled_legs.starting(docket, self.records, task.task_scope, task_id, leg)
-        declared = await self._declared(docket, task_id, first)
-        await task_user.enter(self.records, docket, task_id)  # written before the declaration
+        # One round trip for what this worker has not read yet (none, for a later leg on the
+        # worker that ran an earlier one): the records the front wrote together.
+        carry = asks_first and first and conn.request_state is None
+        cached = _DECLARED.get(task_id)
+        found = await stored.read(
+            docket, task_id, declared=cached is None,
+            user=not task_user.known(task_id), carried=carry, wait=first,
+        )  # fmt: skip
+        declared = cached if cached is not None else self._declared(task_id, found.declared)
+        task_user.enter(self.records, task_id, found.user)
         if declared is not None:
             conn.session.client_capabilities = declared
         if expired is not None:  # nobody answered in time: nothing more is asked
             conn.session.expired = deadlines.Expired(expired)
             conn.session.client_capabilities = types.ClientCapabilities()
-        if asks_first and first and conn.request_state is None:
-            key = _key(docket, "carried", task_id)
-            async with docket.redis() as redis:  # (Docket's memory backend has no GETDEL)
-                state = await redis.get(key)
-                await redis.delete(key)
-            if state is None:
+        if carry:
+            if found.carried is None:
                 logger.warning(
                     "Task %s: the answers of its foreground rounds never arrived", task_id
                 )
                 return
-            token = state.decode() if isinstance(state, bytes) else str(state)
-            conn.request_state = self.records.open("carried", task_id, token)
+            conn.request_state = self.records.open("carried", task_id, found.carried)
 
 
 def _leg(ctx: Any) -> tuple[ResolvingTasks, Any, Any] | None:
@@ -373,20 +364,6 @@ async def _resolved_task_tool(name: str, context: Context) -> Any:
     if tool is None or not tool.task_config.supports_tasks():
         return None
     return tool if getattr(fn, "__mcp_resolve_graph__", None) is not None else None
-
-
-async def _read(docket: Any, key: str, wait: bool) -> str | None:
-    """The value at `key`; in a first leg, waited for while the front writes it."""
-    with anyio.move_on_after(CARRY_WAIT if wait else None):
-        while True:
-            async with docket.redis() as redis:
-                value = await redis.get(key)
-            if value is not None:
-                return value.decode() if isinstance(value, bytes) else str(value)
-            if not wait:
-                return None
-            await anyio.sleep(_POLL)
-    return None
 
 
 __all__ = ["CARRY_WAIT", "ResolvingTasks", "asks_first"]

@@ -33,13 +33,11 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from typing import Any
 
 from mcp.server.auth.middleware.auth_context import auth_context_var, get_access_token
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
-from .deadlines import record_key
 from .records import TaskRecords
 
 KIND = "user"
@@ -50,35 +48,37 @@ NO_BEARER = ""
 """The `token` of a leg's `AccessToken`: the bearer itself is never kept (see above)."""
 
 
-async def record(redis: Any, records: TaskRecords, docket: Any, task_id: str, ttl: int) -> None:
-    """On the front, in the request that creates the task: who signed in, sealed for the task
-    (nothing when nobody did)."""
+def sealed(records: TaskRecords, task_id: str, ttl: int) -> str | None:
+    """On the front, in the request that creates the task: who signed in, sealed for the
+    task, for `stored.write` (None when nobody did: no record)."""
     token = get_access_token()
     if token is None:
-        return
+        return None
     body = token.model_dump(mode="json", include=set(_FIELDS))
-    sealed = records.seal(KIND, task_id, json.dumps(body, separators=(",", ":")), ttl)
-    await redis.set(record_key(docket, KIND, task_id), sealed, ex=ttl)
+    return records.seal(KIND, task_id, json.dumps(body, separators=(",", ":")), ttl)
 
 
-async def enter(records: TaskRecords, docket: Any, task_id: str) -> AccessToken | None:
+def known(task_id: str) -> bool:
+    """Whether this worker has read the task's user already (a task's user never changes,
+    so a later leg on the same worker saves the round trip to Redis)."""
+    return task_id in _SEEN
+
+
+def enter(records: TaskRecords, task_id: str, sealed: str | None) -> AccessToken | None:
     """In a leg: the task's user becomes the leg's, or nobody when the task has none (never
-    a user the worker's context happened to hold). `RefusedRecord` for a record that is
+    a user the worker's context happened to hold). `sealed` is the record as read from
+    Redis, ignored once this worker `known` the task. `RefusedRecord` for a record that is
     not this task's.
 
     Set, not reset: a Docket worker runs each leg in an asyncio task of its own, so the
-    user ends with the leg. Read once per task on each worker: a task's user never
-    changes, and a later leg on the same worker saves the round trip to Redis."""
+    user ends with the leg."""
     if task_id in _SEEN:
         token = _SEEN[task_id]
         _SEEN.move_to_end(task_id)
     else:
-        async with docket.redis() as redis:
-            sealed = await redis.get(record_key(docket, KIND, task_id))
         token = None
         if sealed is not None:
-            text = sealed.decode() if isinstance(sealed, bytes) else str(sealed)
-            body = json.loads(records.open(KIND, task_id, text))
+            body = json.loads(records.open(KIND, task_id, sealed))
             token = AccessToken.model_validate({**body, "token": NO_BEARER})
         _SEEN[task_id] = token
         while len(_SEEN) > _SEEN_AT_MOST:
@@ -87,4 +87,4 @@ async def enter(records: TaskRecords, docket: Any, task_id: str) -> AccessToken 
     return token
 
 
-__all__ = ["KIND", "NO_BEARER", "enter", "record"]
+__all__ = ["KIND", "NO_BEARER", "enter", "known", "sealed"]
