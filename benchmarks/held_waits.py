@@ -15,6 +15,10 @@ benchmarks/held_clients.py open N waits on A over real HTTP, as raw MCP requests
 - `resolve`: mcp_resolve's `pay_by_card`; on 2026-07-28 the consenting retry is held, on
   legacy (2025-11-25) the call waits after the consent on its session's stream;
 - `sdk`: the SDK's `MCPServer` with a plain tool awaiting an event (the in-flight floor);
+- `sdk-retry` (2026-07-28 only): the SDK's plain tool asking first (a question and a
+  request state of `pay_by_card`'s size), whose retry with the same answers awaits the
+  event: the fair floor of a held retry, whose body the SDK parses and keeps for the whole
+  call. mcp_resolve's own part of a held 2026-07-28 call is `resolve` minus `sdk-retry`;
 - `starlette`: a bare Starlette request awaiting an event (the pending-request floor; one
   run per repeat, it has no generation).
 
@@ -58,6 +62,7 @@ from support.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[1]
 CLIENTS = ROOT / "benchmarks" / "held_clients.py"
+SHORT = {"resolve": "re", "sdk": "sd", "sdk-retry": "sr", "starlette": "st"}  # in order ids
 
 
 @contextmanager
@@ -154,7 +159,9 @@ async def one_run(a: str, b: str, mode: str, kind: str, tag: str, options: Any) 
             if options.objects:
                 now = await get(http, f"{a}/objects")
                 grew = {k: (v - objects.get(k, 0)) / calls for k, v in now.items()}
-                top = sorted(grew.items(), key=lambda item: -item[1])[:40]
+                top = sorted(
+                    (i for i in grew.items() if abs(i[1]) >= 0.5), key=lambda i: -abs(i[1])
+                )
                 print("    objects per held call:", sum(grew.values()), flush=True)
                 for name, many in top:
                     print(f"      {many:7.2f} {name}")
@@ -231,7 +238,7 @@ def parse() -> Any:
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--modes", default=f"{MODERN},{LEGACY}")
-    parser.add_argument("--kinds", default="resolve,sdk,starlette")
+    parser.add_argument("--kinds", default="resolve,sdk-retry,sdk,starlette")
     parser.add_argument("--clients", type=int, default=4, help="client processes")
     parser.add_argument(
         "--rate", type=float, default=200.0,
@@ -274,9 +281,11 @@ async def main() -> None:
                         for kind in options.kinds.split(","):
                             if kind == "starlette" and mode != options.modes.split(",")[0]:
                                 continue
+                            if kind == "sdk-retry" and mode == LEGACY:  # no retry there
+                                continue
                             logs.append(Path(paid) / f"a{len(logs)}.log")
                             with worker("held_bench_app:app", env, logs[-1]) as a:
-                                tag = f"r{repeat}{mode[:4]}{kind[:2]}"
+                                tag = f"r{repeat}{mode[:4]}{SHORT[kind]}"
                                 run = await one_run(a, b, mode, kind, tag, options)
                             generation = "-" if kind == "starlette" else mode
                             found.setdefault((generation, kind), []).append(run)
@@ -299,18 +308,28 @@ def report(found: dict[tuple[str, str], list[dict[str, Any]]], options: Any) -> 
           f"processes), woken by complete() on worker B through Redis {how}; median of "
           f"{options.repeats} repeats (min, max):\n")  # fmt: skip
     print(
-        "| generation | what waits | KiB per held call | worker CPU % while held | OS threads "
-        "idle -> held | waits opened /s | wake-up p50 ms | p99 ms | max ms |"
+        "| generation | what waits | KiB per held call | objects tracked per call | worker CPU "
+        "% while held | OS threads idle -> held | waits opened /s | wake-up p50 ms | p99 ms | "
+        "max ms |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for (mode, kind), runs in found.items():
         threads = f"{runs[0]['threads_idle']} -> {max(r['threads_held'] for r in runs)}"
         cells = [spread([r[k] for r in runs if k in r]) for k in ("p50_ms", "p99_ms", "max_ms")]
         print(
             f"| {mode} | {kind} | {spread([r['kib_per_call'] for r in runs])} | "
+            f"{spread([r['objects_per_call'] for r in runs])} | "
             f"{spread([r['cpu_percent'] for r in runs])} | {threads} | "
             f"{spread([r['opened_per_s'] for r in runs])} | {' | '.join(cells)} |"
         )
+    ours, floor = found.get((MODERN, "resolve")), found.get((MODERN, "sdk-retry"))
+    if ours and floor:  # the same run: each repeat's resolve against that repeat's floor
+        kib = [a["kib_per_call"] - b["kib_per_call"] for a, b in zip(ours, floor, strict=False)]
+        objects = [
+            a["objects_per_call"] - b["objects_per_call"] for a, b in zip(ours, floor, strict=False)
+        ]
+        print(f"\nmcp_resolve's part of a held {MODERN} call (resolve minus sdk-retry): "
+              f"{spread(kib)} KiB, {spread(objects)} objects tracked")  # fmt: skip
 
 
 if __name__ == "__main__":

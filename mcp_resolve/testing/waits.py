@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..engine.questions import Question
@@ -79,6 +80,18 @@ async def completed(conn: Any, question: Question, eid: str, tool: str, ask_time
     await legacy.within(conn, question, tool, deadline, "complete", wait)
 
 
+@dataclass(slots=True)
+class _KitCall:
+    """`protocol.held.HeldCall` for the kit: cleanups are awaited as they are."""
+
+    resolution: Resolution
+    restart: Callable[[], Resolution]
+    settle: Settle
+
+    async def leave(self, resolution: Resolution, closing: Awaitable[None]) -> None:
+        await closing
+
+
 async def held(
     conn: Any,
     resolution: Resolution,
@@ -103,10 +116,7 @@ async def held(
     if waits is None:
         return outcome, resolution
 
-    async def leave(_: Resolution, closing: Awaitable[None]) -> None:
-        await closing
-
-    call = holding.HeldCall(resolution, restart, settle, leave)
+    call = _KitCall(resolution, restart, settle)
     # The kit's call is alone in its process: the bounds on waits (per worker, per owner)
     # are the server's business, so the defaults stand here and are never reached.
     outcome = await holding.hold(
