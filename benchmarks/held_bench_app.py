@@ -154,6 +154,7 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
         held_here = sum(completion.waiting(eid) for eid in completion.waiting_ids())
         figures["waiting"] = held_here + _pending
         figures["gc"] = {k: v for k, v in _gc.items() if k != "began"}
+        figures["pid"] = os.getpid()
         if scope.get("query_string") == b"objects":  # walks every object: not in a poll
             figures["gc_objects"] = len(gc.get_objects())
         await _send(send, json.dumps(figures).encode())

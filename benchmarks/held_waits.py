@@ -39,6 +39,7 @@ import argparse
 import asyncio
 import os
 import resource
+import shutil
 import statistics
 import sys
 import tempfile
@@ -165,10 +166,22 @@ async def one_run(a: str, b: str, mode: str, kind: str, tag: str, options: Any) 
                 print("    objects per held call:", sum(grew.values()), flush=True)
                 for name, many in top:
                     print(f"      {many:7.2f} {name}")
+            await anyio.sleep(options.settle)  # what opening them left to do, done
+            gc_before = (await get(http, f"{a}/stats"))["gc"]
+            spy = await py_spy(held["pid"], options, f"{mode}-{kind}")
             before, start = float((await http.get(f"{a}/cpu")).text), time.perf_counter()
-            await anyio.sleep(options.window)
-            cpu = float((await http.get(f"{a}/cpu")).text) - before
-            cpu_percent = 100 * cpu / (time.perf_counter() - start)
+            series, last, at = [], before, start  # A's CPU % second by second
+            while (now := time.perf_counter()) < start + options.window:
+                await anyio.sleep(min(1.0, start + options.window - now))
+                used, at, was = float((await http.get(f"{a}/cpu")).text), time.perf_counter(), at
+                series.append(round(100 * (used - last) / (at - was)))
+                last = used
+            cpu = last - before
+            cpu_percent = 100 * cpu / (at - start)
+            print(f"    A's CPU % over the window, by second: {series}", flush=True)
+            gc_after = (await get(http, f"{a}/stats"))["gc"]
+            if spy is not None:
+                await spy.wait()
             by_file = await get(http, f"{a}/tracemalloc/diff") if options.tracemalloc else []
             before, start = float((await http.get(f"{a}/cpu")).text), time.perf_counter()
             if kind == "resolve":
@@ -186,6 +199,8 @@ async def one_run(a: str, b: str, mode: str, kind: str, tag: str, options: Any) 
     run = {
         "kib_per_call": (held["rss_kib"] - idle["rss_kib"]) / calls,
         "cpu_percent": cpu_percent,
+        "gc_percent_window": 100 * (gc_after["seconds"] - gc_before["seconds"]) / options.window,
+        "full_gcs_window": gc_after["full"] - gc_before["full"],
         "threads_idle": idle["os_threads"],
         "threads_held": held["os_threads"],
         "opened_per_s": opened,
@@ -207,6 +222,20 @@ async def one_run(a: str, b: str, mode: str, kind: str, tag: str, options: Any) 
     if by_file:
         show_by_file(by_file, calls)
     return run
+
+
+async def py_spy(pid: int, options: Any, name: str) -> Any:
+    """With `--py-spy DIR`: py-spy samples worker A over the window (collapsed stacks, one
+    file per run); the process to wait for, or None."""
+    if not options.py_spy:
+        return None
+    out = Path(options.py_spy) / f"{name}.txt"
+    return await asyncio.create_subprocess_exec(
+        shutil.which("py-spy", path=os.path.dirname(sys.executable)) or "py-spy",
+        "record", "--pid", str(pid), "--duration", f"{options.window:g}",
+        "--format", "raw", "--output", str(out), "--nonblocking",
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
 
 
 def show_by_file(by_file: list[list[Any]], calls: int) -> None:
@@ -245,7 +274,15 @@ def parse() -> Any:
         help="completions a second, spread evenly (0: bursts of --burst)",
     )  # fmt: skip
     parser.add_argument("--burst", type=int, default=32)
-    parser.add_argument("--window", type=float, default=5.0, help="seconds of CPU measured")
+    parser.add_argument(
+        "--window", type=float, default=30.0,
+        help="seconds of CPU measured: a multiple of the SDK's 15 s keep-alive pings",
+    )  # fmt: skip
+    parser.add_argument(
+        "--settle", type=float, default=1.0,
+        help="seconds from the last wait held to the CPU window",
+    )  # fmt: skip
+    parser.add_argument("--py-spy", default="", help="a directory: sample A over the window")
     parser.add_argument("--setup-timeout", type=float, default=1800.0)
     parser.add_argument("--tracemalloc", action="store_true")
     parser.add_argument("--objects", action="store_true", help="objects the collector tracks")

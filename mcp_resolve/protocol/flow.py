@@ -196,6 +196,7 @@ class ToolFlow:
                     if trace is not None:  # this round's answers, to the last round's questions
                         trace.answered(responses, state.rounds)
                     answers = state.answers_with(responses)
+                    del responses  # in `answers`; this frame may wait for long (`held`)
                 outcome = await resolution.resolve(answers)
                 # The rare branches nest under one check: a resolved call pays for one.
                 if isinstance(outcome, Suspended):  # no coroutine for `settled` otherwise
@@ -206,7 +207,7 @@ class ToolFlow:
                             conn.session.waits = waits  # a task's leg ends; the next is scheduled
                         elif waits is not None:  # consented to a step that waits: hold
                             call = held.HeldRetry(self, conn, arguments, trace, resolution)
-                            del resolution  # this frame keeps none across the wait (held.py)
+                            del resolution, state  # kept by nothing across the wait (held.py)
                             try:
                                 outcome = await held.hold(
                                     conn, call, answers or {}, waits, tool=self.tool,
@@ -214,6 +215,7 @@ class ToolFlow:
                                 )  # fmt: skip
                             finally:  # the call's resolution now: a new one from the wait on
                                 resolution = call.resolution
+                                state = RoundState.decode(opened.state)  # as decoded above
                     if isinstance(outcome, Suspended):
                         result = self._questions(state, resolution, conn, outcome)
             except Exception as exc:

@@ -56,15 +56,16 @@ from .held_limits import HeldLimits
 
 
 class HeldCall(Protocol):
-    """The call a hold works on: its resolution now (a new one, not yet run, from each
-    wait on), and what the flow does for it: `restart()` a resolution from the call's
-    arguments, `settle` an outcome (fallbacks for what this client cannot be asked),
-    `leave` a resolution (its cleanups, failures translated). The flow's is one object with
-    methods (`HeldRetry`), no closures made per call and kept across the wait."""
+    """The call a hold works on: its `resolution` now (made anew once dropped), and what
+    the flow does for it: `drop()` the resolution for a wait, `settle` an outcome
+    (fallbacks for what this client cannot be asked), `leave` a resolution (its cleanups,
+    failures translated). The flow's is one object with methods (`HeldRetry`), no
+    closures made per call and kept across the wait."""
 
-    resolution: Resolution
+    @property
+    def resolution(self) -> Resolution: ...
 
-    def restart(self) -> Resolution: ...
+    def drop(self) -> None: ...
 
     def settle(
         self, resolution: Resolution, outcome: Resolved | Suspended
@@ -89,7 +90,7 @@ class HeldRetry:
     """A held retry as `hold` works on it (`HeldCall`): one object with the flow's methods,
     instead of closures over the call made for each hold and kept for its wait."""
 
-    __slots__ = ("arguments", "conn", "flow", "resolution", "trace")
+    __slots__ = ("_resolution", "arguments", "conn", "flow", "trace")
 
     def __init__(
         self,
@@ -103,10 +104,18 @@ class HeldRetry:
         self.conn = conn
         self.arguments = arguments
         self.trace = trace
-        self.resolution = resolution
+        self._resolution: Resolution | None = resolution
 
-    def restart(self) -> Resolution:
-        return self.flow.start(self.conn, self.arguments, self.trace)
+    @property
+    def resolution(self) -> Resolution:
+        """The call's resolution: once dropped, a new one from the call's arguments, made
+        when it is needed (after the wait, or for the error that ended it)."""
+        if self._resolution is None:
+            self._resolution = self.flow.start(self.conn, self.arguments, self.trace)
+        return self._resolution
+
+    def drop(self) -> None:
+        self._resolution = None
 
     def settle(
         self, resolution: Resolution, outcome: Resolved | Suspended
@@ -151,6 +160,7 @@ async def hold(
     outcome once it asks something else or resolves, or the tool error at the deadline.
     `limits` admits the wait, or refuses it at once; `call.resolution` is the call's
     resolution once this returns or raises (a new one, never run, if a wait ended it)."""
+    outcome: Resolved | Suspended | None
     deadline: float = getattr(question.request, "timeout", None) or ask_timeout
     end = anyio.current_time() + deadline
     admitted = limits.admit(conn, question, tool, conn.request_state)
@@ -159,11 +169,11 @@ async def hold(
             left = end - anyio.current_time()
             if left <= 0:
                 raise legacy.not_completed(question, tool, deadline)
-            resolution = call.resolution
-            closing = resolution.closing(None)  # None when no generator yielded
+            closing = call.resolution.closing(None)  # None when no generator yielded
             if closing is not None:  # let go of what the resolvers opened while waiting
-                await call.leave(resolution, closing)
-            call.resolution = resolution = call.restart()  # nothing of the last run is kept
+                await call.leave(call.resolution, closing)
+            call.drop()  # nothing of the last run is kept: a new resolution after the wait
+            closing = outcome = None  # nor by this frame
             elicitation_id = getattr(question.request, "elicitation_id", None)
             if elicitation_id:  # awaited here, no coroutine of ours in between
                 try:
@@ -178,7 +188,9 @@ async def hold(
             else:  # nothing can name it: run the resolver again every RECHECK_SECONDS
                 recheck = partial(anyio.sleep, min(RECHECK_SECONDS, left))
                 await legacy.within(conn, question, tool, left, "complete", recheck, said=deadline)
+            resolution = call.resolution
             outcome = await call.settle(resolution, await resolution.resolve(answers))
+            del resolution
             if isinstance(outcome, Resolved):
                 return outcome
             waiting = waiting_for(outcome, answers)

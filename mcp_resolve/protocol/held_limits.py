@@ -23,6 +23,7 @@ asking again would turn one refusal into a loop of retries, each running the res
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from ..engine.questions import Question
@@ -83,6 +84,8 @@ class HeldLimits:
                 tool=tool,
             )
         owner = owner_of(getattr(conn, "request_context", None), self.principal)
+        if owner is not None:  # one string per owner, not one per wait, kept while held
+            owner = sys.intern(owner)
         if owner is not None and _by_owner.get(owner, 0) >= self.per_owner:
             raise self._refused(
                 question, tool, "this client already has", f"max_held_per_owner={self.per_owner}",

@@ -132,6 +132,7 @@ async def ask_one(
         parameter=question.parameter,
         tool=tool,
     )
+    del result, send  # the reply and the closure: not kept by a call that now waits
     if isinstance(request, ElicitURL) and request.wait and answer.action == "accept":
         eid = wire.elicitation_id(question, derived)
         limits = limits or _DEFAULT_LIMITS

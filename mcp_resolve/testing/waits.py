@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ..engine.questions import Question
@@ -80,13 +79,26 @@ async def completed(conn: Any, question: Question, eid: str, tool: str, ask_time
     await legacy.within(conn, question, tool, deadline, "complete", wait)
 
 
-@dataclass(slots=True)
 class _KitCall:
     """`protocol.held.HeldCall` for the kit: cleanups are awaited as they are."""
 
-    resolution: Resolution
-    restart: Callable[[], Resolution]
-    settle: Settle
+    __slots__ = ("_resolution", "restart", "settle")
+
+    def __init__(
+        self, resolution: Resolution, restart: Callable[[], Resolution], settle: Settle
+    ) -> None:
+        self._resolution: Resolution | None = resolution
+        self.restart = restart
+        self.settle = settle
+
+    @property
+    def resolution(self) -> Resolution:
+        if self._resolution is None:
+            self._resolution = self.restart()
+        return self._resolution
+
+    def drop(self) -> None:
+        self._resolution = None
 
     async def leave(self, resolution: Resolution, closing: Awaitable[None]) -> None:
         await closing
