@@ -16,6 +16,8 @@ what a held mcp_resolve call is compared with, in the same process:
 - `POST /release`: sets the event, so that every such call and request returns
   `released <order>`;
 - `GET /stats`: held_app's figures, with `waiting` counting these as well;
+- `POST /collect`: a full collection now (what the held calls' opening left due), and how
+  long it took;
 - with `HELD_TRACEMALLOC=1`, `POST /tracemalloc/mark` keeps a snapshot and `GET
   /tracemalloc/diff` returns what was allocated since, by file (the largest first).
 """
@@ -158,6 +160,10 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("query_string") == b"objects":  # walks every object: not in a poll
             figures["gc_objects"] = len(gc.get_objects())
         await _send(send, json.dumps(figures).encode())
+    elif path == "/collect":  # the full collection the opening left due, run now
+        began = time.perf_counter()
+        gc.collect()
+        await _send(send, json.dumps({"seconds": time.perf_counter() - began}).encode())
     elif path == "/objects":  # what the collector tracks, by type
         counts: dict[str, int] = {}
         for thing in gc.get_objects():

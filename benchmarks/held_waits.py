@@ -22,8 +22,13 @@ benchmarks/held_clients.py open N waits on A over real HTTP, as raw MCP requests
 - `starlette`: a bare Starlette request awaiting an event (the pending-request floor; one
   run per repeat, it has no generation).
 
-Once A reports N waiting: A's resident memory and OS threads, and its CPU over `--window`
-seconds while everything is held. Then the waits are woken: the floors by one `POST
+Once A reports N waiting: A's resident memory and OS threads; then a full collection in A
+(the one the opening left due, which would otherwise fall into the window: seconds at
+10,000 held; `--no-collect` leaves it), `--settle` seconds, and A's CPU over `--window`
+seconds while everything is held (30 by default: two periods of the SDK's keep-alive
+pings, every 15 s on each held response, which the opening's pace bunches; a shorter
+window catches a varying share of them), shown second by second, with the collector's
+share of it. Then the waits are woken: the floors by one `POST
 /release`; `resolve` by the provider's report of each order posted to worker B
 (`complete()` there, through the Redis completion bus), either at a steady `--rate` per
 second, spread evenly, or (`--rate 0`) in bursts of `--burst`. A call's wake-up latency is
@@ -166,7 +171,9 @@ async def one_run(a: str, b: str, mode: str, kind: str, tag: str, options: Any) 
                 print("    objects per held call:", sum(grew.values()), flush=True)
                 for name, many in top:
                     print(f"      {many:7.2f} {name}")
+            collect = (await http.post(f"{a}/collect")).json()["seconds"] if options.collect else 0
             await anyio.sleep(options.settle)  # what opening them left to do, done
+            collected = await get(http, f"{a}/stats?objects")  # what the held calls keep
             gc_before = (await get(http, f"{a}/stats"))["gc"]
             spy = await py_spy(held["pid"], options, f"{mode}-{kind}")
             before, start = float((await http.get(f"{a}/cpu")).text), time.perf_counter()
@@ -206,9 +213,12 @@ async def one_run(a: str, b: str, mode: str, kind: str, tag: str, options: Any) 
         "opened_per_s": opened,
         "reports_retried": len(retried),
         "objects_per_call": (held["gc_objects"] - idle["gc_objects"]) / calls,
+        "kib_collected": (collected["rss_kib"] - idle["rss_kib"]) / calls,
+        "objects_collected": (collected["gc_objects"] - idle["gc_objects"]) / calls,
         "gc_s_setup": held["gc"]["seconds"] - idle["gc"]["seconds"],
         "gc_longest_ms": after["gc"]["longest_ms"],  # since the worker started
-        "gc_full_waking": after["gc"]["full"] - held["gc"]["full"],
+        "gc_full_waking": after["gc"]["full"] - gc_after["full"],
+        "collect_s": collect,
         "cpu_ms_per_wake": 1000 * cpu_waking / calls,
         "waking_s": waking,
     }
@@ -279,10 +289,16 @@ def parse() -> Any:
         help="seconds of CPU measured: a multiple of the SDK's 15 s keep-alive pings",
     )  # fmt: skip
     parser.add_argument(
-        "--settle", type=float, default=1.0,
-        help="seconds from the last wait held to the CPU window",
+        "--settle", type=float, default=5.0,
+        help="seconds from the full collection to the second reading and the CPU window "
+        "(the last waits' first Redis check may still be on its way)",
     )  # fmt: skip
     parser.add_argument("--py-spy", default="", help="a directory: sample A over the window")
+    parser.add_argument(
+        "--no-collect", dest="collect", action="store_false",
+        help="no full collection in A before the window (the one the opening left due may "
+        "then fall into it: seconds at 10,000 held)",
+    )  # fmt: skip
     parser.add_argument("--setup-timeout", type=float, default=1800.0)
     parser.add_argument("--tracemalloc", action="store_true")
     parser.add_argument("--objects", action="store_true", help="objects the collector tracks")
@@ -345,7 +361,8 @@ def report(found: dict[tuple[str, str], list[dict[str, Any]]], options: Any) -> 
           f"processes), woken by complete() on worker B through Redis {how}; median of "
           f"{options.repeats} repeats (min, max):\n")  # fmt: skip
     print(
-        "| generation | what waits | KiB per held call | objects tracked per call | worker CPU "
+        "| generation | what waits | KiB per held call (after a full collection) | objects "
+        "tracked per call (after) | worker CPU "
         "% while held | OS threads idle -> held | waits opened /s | wake-up p50 ms | p99 ms | "
         "max ms |"
     )
@@ -354,19 +371,29 @@ def report(found: dict[tuple[str, str], list[dict[str, Any]]], options: Any) -> 
         threads = f"{runs[0]['threads_idle']} -> {max(r['threads_held'] for r in runs)}"
         cells = [spread([r[k] for r in runs if k in r]) for k in ("p50_ms", "p99_ms", "max_ms")]
         print(
-            f"| {mode} | {kind} | {spread([r['kib_per_call'] for r in runs])} | "
-            f"{spread([r['objects_per_call'] for r in runs])} | "
+            f"| {mode} | {kind} | {spread([r['kib_per_call'] for r in runs])} "
+            f"({spread([r['kib_collected'] for r in runs])}) | "
+            f"{spread([r['objects_per_call'] for r in runs])} "
+            f"({spread([r['objects_collected'] for r in runs])}) | "
             f"{spread([r['cpu_percent'] for r in runs])} | {threads} | "
             f"{spread([r['opened_per_s'] for r in runs])} | {' | '.join(cells)} |"
         )
     ours, floor = found.get((MODERN, "resolve")), found.get((MODERN, "sdk-retry"))
     if ours and floor:  # the same run: each repeat's resolve against that repeat's floor
         kib = [a["kib_per_call"] - b["kib_per_call"] for a, b in zip(ours, floor, strict=False)]
+        kib_after = [
+            a["kib_collected"] - b["kib_collected"] for a, b in zip(ours, floor, strict=False)
+        ]
+        objects_after = [
+            a["objects_collected"] - b["objects_collected"]
+            for a, b in zip(ours, floor, strict=False)
+        ]
         objects = [
             a["objects_per_call"] - b["objects_per_call"] for a, b in zip(ours, floor, strict=False)
         ]
         print(f"\nmcp_resolve's part of a held {MODERN} call (resolve minus sdk-retry): "
-              f"{spread(kib)} KiB, {spread(objects)} objects tracked")  # fmt: skip
+              f"{spread(kib)} KiB, {spread(objects)} objects tracked; after a full "
+              f"collection {spread(kib_after)} KiB, {spread(objects_after)} objects")  # fmt: skip
 
 
 if __name__ == "__main__":

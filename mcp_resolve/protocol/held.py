@@ -25,10 +25,11 @@ to a waiting question the resolver still asks is *held* instead, as the legacy c
   the same answers, as the next round would, so every resolver of the call runs again
   (an app-scoped one is looked up again, never closed: a value that must live through
   the wait belongs in the app scope). That holds for a call that opened no generator
-  too: keeping its resolution, so that only the resolver that asked ran again on the
-  wake, kept the values, answers and bookkeeping of every resolver for the whole wait
-  (about 1 KiB and a dozen tracked objects per held call, benchmarks/README.md), against
-  a few microseconds per resolver that runs again once per wake.
+  too, and the round state is decoded again after the wait rather than kept: keeping
+  them, so that only the resolver that asked ran again on the wake, kept the values,
+  answers and bookkeeping of every resolver for the whole wait, about 1 KiB a held call,
+  against some 5 µs per async resolver run again once per wake (a sync one adds its
+  worker-thread hop; benchmarks/README.md).
 
 A task's leg after an answer is held the same way under fastmcp-tasks' plain
 `TasksExtension`; under `ResolvingTasks` it ends instead and its next leg is scheduled
