@@ -24,7 +24,11 @@ benchmarks/held_clients.py open N waits on A over real HTTP, as raw MCP requests
 
 Once A reports N waiting: A's resident memory and OS threads; then a full collection in A
 (the one the opening left due, which would otherwise fall into the window: seconds at
-10,000 held; `--no-collect` leaves it), `--settle` seconds, and A's CPU over `--window`
+10,000 held; `--no-collect` leaves it), `--settle` seconds (16: the SDK turns a held
+response into an event stream after 15 s, so the first reading, made 1 s after the last
+wait came in, counts that for a share of the calls that depends on how fast they were
+opened; the second, after the settle, for all), A's resident memory and tracked objects
+again, and A's CPU over `--window`
 seconds while everything is held (30 by default: two periods of the SDK's keep-alive
 pings, every 15 s on each held response, which the opening's pace bunches; a shorter
 window catches a varying share of them), shown second by second, with the collector's
@@ -289,9 +293,10 @@ def parse() -> Any:
         help="seconds of CPU measured: a multiple of the SDK's 15 s keep-alive pings",
     )  # fmt: skip
     parser.add_argument(
-        "--settle", type=float, default=5.0,
-        help="seconds from the full collection to the second reading and the CPU window "
-        "(the last waits' first Redis check may still be on its way)",
+        "--settle", type=float, default=16.0,
+        help="seconds from the full collection to the second reading and the CPU window: "
+        "past the SDK's 15 s before a held response becomes an event stream (its headers "
+        "and first ping), so that every kind is read with all its responses alike",
     )  # fmt: skip
     parser.add_argument("--py-spy", default="", help="a directory: sample A over the window")
     parser.add_argument(
