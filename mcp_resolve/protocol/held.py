@@ -28,8 +28,8 @@ to a waiting question the resolver still asks is *held* instead, as the legacy c
   too, and the round state is decoded again after the wait rather than kept: keeping
   them, so that only the resolver that asked ran again on the wake, kept the values,
   answers and bookkeeping of every resolver for the whole wait, about 1 KiB a held call,
-  against some 5 µs per async resolver run again once per wake (a sync one adds its
-  worker-thread hop; benchmarks/README.md).
+  against a new resolution and the resolvers' runs once per wake (1.5 µs for two async
+  resolvers; a sync one adds its worker-thread hop, about 26 µs; benchmarks/README.md).
 
 A task's leg after an answer is held the same way under fastmcp-tasks' plain
 `TasksExtension`; under `ResolvingTasks` it ends instead and its next leg is scheduled
