@@ -26,6 +26,7 @@ if os.environ.get("HANGUP_WATCH", "await") == "poll":
                 return
 
     hangups.hung_up = polled
+    hangups.receiver = lambda request: None  # waits take `hung_up`, not `receive` inline
 
 
 async def app(scope: Scope, receive: Receive, send: Send) -> None:

@@ -5,11 +5,19 @@ what a held mcp_resolve call is compared with, in the same process:
 
 - `plain_wait(order)`: a plain tool of the SDK's `MCPServer` (no mcp_resolve) awaiting an
   event, the floor of an in-flight tool call on either generation;
+- `plain_retry(order)`: the same on 2026-07-28, as a retry the SDK itself carries: its first
+  round returns an `InputRequiredResult` of the same shape as `pay_by_card`'s (one URL
+  question under the same key, a request state of the same length, sealed by the SDK), and
+  the retry that echoes it with the same `inputResponses` awaits the event. The fair floor
+  of a held mcp_resolve retry: the SDK parses and keeps that bigger body for the whole call
+  (the plain call's body has neither field), whoever serves the tool;
 - `GET /pending/<order>`: a bare Starlette request awaiting the same event on its open
   connection, the floor of any pending HTTP request;
 - `POST /release`: sets the event, so that every such call and request returns
   `released <order>`;
 - `GET /stats`: held_app's figures, with `waiting` counting these as well;
+- `POST /collect`: a full collection now (what the held calls' opening left due), and how
+  long it took;
 - with `HELD_TRACEMALLOC=1`, `POST /tracemalloc/mark` keeps a snapshot and `GET
   /tracemalloc/diff` returns what was allocated since, by file (the largest first).
 """
@@ -28,6 +36,8 @@ if os.environ.get("HELD_TRACEMALLOC") == "1":
 import anyio
 from hangup_app import app as held
 from held_app import mcp, stats
+from mcp.server.mcpserver import Context
+from mcp_types import ElicitRequest, ElicitRequestURLParams, InputRequiredResult
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse
@@ -77,6 +87,29 @@ async def plain_wait(order: str) -> str:
 
 mcp.add_tool(plain_wait)
 
+# What `pay_by_card`'s first round returns, in size and shape: its question's key, and its
+# request state (mcp_resolve's round state, 85 characters before the SDK seals it).
+RETRY_KEY = "support.held_app:card_payment"
+RETRY_STATE = json.dumps(
+    {"a": {}, "n": 1, "q": {RETRY_KEY: "0" * 24}, "v": 1}, separators=(",", ":")
+)
+
+
+async def plain_retry(order: str, ctx: Context) -> str | InputRequiredResult:
+    """Ask for a URL step, then wait on the retry until the benchmark releases every call."""
+    if ctx.request_state is None:
+        page = ElicitRequestURLParams(
+            message=f"Pay for order {order}", url=f"https://pay.example.com/{order}",
+            elicitation_id=f"card-{order}",
+        )  # fmt: skip
+        question = ElicitRequest(params=page)
+        return InputRequiredResult(input_requests={RETRY_KEY: question}, request_state=RETRY_STATE)
+    await _wait()
+    return f"released {order}"
+
+
+mcp.add_tool(plain_retry)
+
 
 async def pending(request: Request) -> PlainTextResponse:
     await _wait()
@@ -123,9 +156,14 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
         held_here = sum(completion.waiting(eid) for eid in completion.waiting_ids())
         figures["waiting"] = held_here + _pending
         figures["gc"] = {k: v for k, v in _gc.items() if k != "began"}
+        figures["pid"] = os.getpid()
         if scope.get("query_string") == b"objects":  # walks every object: not in a poll
             figures["gc_objects"] = len(gc.get_objects())
         await _send(send, json.dumps(figures).encode())
+    elif path == "/collect":  # the full collection the opening left due, run now
+        began = time.perf_counter()
+        gc.collect()
+        await _send(send, json.dumps({"seconds": time.perf_counter() - began}).encode())
     elif path == "/objects":  # what the collector tracks, by type
         counts: dict[str, int] = {}
         for thing in gc.get_objects():

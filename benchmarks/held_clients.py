@@ -14,7 +14,9 @@ prints `error <why>` and ends the process with status 1.
 KIND is what waits: `resolve` (mcp_resolve's `pay_by_card`: on 2026-07-28 round one
 returns the URL question and the consenting retry is held; on legacy the call's stream
 brings `elicitation/create`, the client consents and the call waits), `sdk` (the SDK's
-`MCPServer` with a plain tool awaiting an event: the floor of an in-flight tool call) or
+`MCPServer` with a plain tool awaiting an event: the floor of an in-flight tool call),
+`sdk-retry` (2026-07-28 only: the SDK's plain tool that asks first, whose retry, as big as
+`resolve`'s, awaits the event: the floor of a held retry) or
 `starlette` (a bare Starlette route awaiting the same event: the floor of a pending
 request on an open connection). Calls share an HTTP client 32 at a time: one client's
 connection pool is scanned on every request and every response closed (httpcore), so
@@ -36,7 +38,8 @@ MODERN, LEGACY = "2026-07-28", "2025-11-25"
 CAPS = {"elicitation": {"url": {}}}
 INFO = {"name": "held-bench", "version": "1"}
 PER_CLIENT = 32  # calls sharing one HTTP client (one connection pool)
-TOOLS = {"resolve": "pay_by_card", "sdk": "plain_wait"}
+TOOLS = {"resolve": "pay_by_card", "sdk": "plain_wait", "sdk-retry": "plain_retry"}
+ASKS_FIRST = ("resolve", "sdk-retry")  # on 2026-07-28: a question, then the retry waits
 
 
 class WorkloadError(RuntimeError):
@@ -77,7 +80,7 @@ async def modern_call(
     }  # fmt: skip
     params: dict[str, Any] = {"name": tool, "arguments": {"order": order}, "_meta": meta}
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
-    if kind == "resolve":
+    if kind in ASKS_FIRST:
         first = result_of(await http.post(url, json=body, headers=headers), order)
         (key,) = first.get("inputRequests") or {None: None}
         if key is None:

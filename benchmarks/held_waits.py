@@ -15,11 +15,24 @@ benchmarks/held_clients.py open N waits on A over real HTTP, as raw MCP requests
 - `resolve`: mcp_resolve's `pay_by_card`; on 2026-07-28 the consenting retry is held, on
   legacy (2025-11-25) the call waits after the consent on its session's stream;
 - `sdk`: the SDK's `MCPServer` with a plain tool awaiting an event (the in-flight floor);
+- `sdk-retry` (2026-07-28 only): the SDK's plain tool asking first (a question and a
+  request state of `pay_by_card`'s size), whose retry with the same answers awaits the
+  event: the fair floor of a held retry, whose body the SDK parses and keeps for the whole
+  call. mcp_resolve's own part of a held 2026-07-28 call is `resolve` minus `sdk-retry`;
 - `starlette`: a bare Starlette request awaiting an event (the pending-request floor; one
   run per repeat, it has no generation).
 
-Once A reports N waiting: A's resident memory and OS threads, and its CPU over `--window`
-seconds while everything is held. Then the waits are woken: the floors by one `POST
+Once A reports N waiting: A's resident memory and OS threads; then a full collection in A
+(the one the opening left due, which would otherwise fall into the window: seconds at
+10,000 held; `--no-collect` leaves it), `--settle` seconds (16: the SDK turns a held
+response into an event stream after 15 s, so the first reading, made 1 s after the last
+wait came in, counts that for a share of the calls that depends on how fast they were
+opened; the second, after the settle, for all), A's resident memory and tracked objects
+again, and A's CPU over `--window`
+seconds while everything is held (30 by default: two periods of the SDK's keep-alive
+pings, every 15 s on each held response, which the opening's pace bunches; a shorter
+window catches a varying share of them), shown second by second, with the collector's
+share of it. Then the waits are woken: the floors by one `POST
 /release`; `resolve` by the provider's report of each order posted to worker B
 (`complete()` there, through the Redis completion bus), either at a steady `--rate` per
 second, spread evenly, or (`--rate 0`) in bursts of `--burst`. A call's wake-up latency is
@@ -35,6 +48,7 @@ import argparse
 import asyncio
 import os
 import resource
+import shutil
 import statistics
 import sys
 import tempfile
@@ -58,6 +72,7 @@ from support.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[1]
 CLIENTS = ROOT / "benchmarks" / "held_clients.py"
+SHORT = {"resolve": "re", "sdk": "sd", "sdk-retry": "sr", "starlette": "st"}  # in order ids
 
 
 @contextmanager
@@ -154,14 +169,30 @@ async def one_run(a: str, b: str, mode: str, kind: str, tag: str, options: Any) 
             if options.objects:
                 now = await get(http, f"{a}/objects")
                 grew = {k: (v - objects.get(k, 0)) / calls for k, v in now.items()}
-                top = sorted(grew.items(), key=lambda item: -item[1])[:40]
+                top = sorted(
+                    (i for i in grew.items() if abs(i[1]) >= 0.5), key=lambda i: -abs(i[1])
+                )
                 print("    objects per held call:", sum(grew.values()), flush=True)
                 for name, many in top:
                     print(f"      {many:7.2f} {name}")
+            collect = (await http.post(f"{a}/collect")).json()["seconds"] if options.collect else 0
+            await anyio.sleep(options.settle)  # what opening them left to do, done
+            collected = await get(http, f"{a}/stats?objects")  # what the held calls keep
+            gc_before = (await get(http, f"{a}/stats"))["gc"]
+            spy = await py_spy(held["pid"], options, f"{mode}-{kind}")
             before, start = float((await http.get(f"{a}/cpu")).text), time.perf_counter()
-            await anyio.sleep(options.window)
-            cpu = float((await http.get(f"{a}/cpu")).text) - before
-            cpu_percent = 100 * cpu / (time.perf_counter() - start)
+            series, last, at = [], before, start  # A's CPU % second by second
+            while (now := time.perf_counter()) < start + options.window:
+                await anyio.sleep(min(1.0, start + options.window - now))
+                used, at, was = float((await http.get(f"{a}/cpu")).text), time.perf_counter(), at
+                series.append(round(100 * (used - last) / (at - was)))
+                last = used
+            cpu = last - before
+            cpu_percent = 100 * cpu / (at - start)
+            print(f"    A's CPU % over the window, by second: {series}", flush=True)
+            gc_after = (await get(http, f"{a}/stats"))["gc"]
+            if spy is not None:
+                await spy.wait()
             by_file = await get(http, f"{a}/tracemalloc/diff") if options.tracemalloc else []
             before, start = float((await http.get(f"{a}/cpu")).text), time.perf_counter()
             if kind == "resolve":
@@ -179,14 +210,19 @@ async def one_run(a: str, b: str, mode: str, kind: str, tag: str, options: Any) 
     run = {
         "kib_per_call": (held["rss_kib"] - idle["rss_kib"]) / calls,
         "cpu_percent": cpu_percent,
+        "gc_percent_window": 100 * (gc_after["seconds"] - gc_before["seconds"]) / options.window,
+        "full_gcs_window": gc_after["full"] - gc_before["full"],
         "threads_idle": idle["os_threads"],
         "threads_held": held["os_threads"],
         "opened_per_s": opened,
         "reports_retried": len(retried),
         "objects_per_call": (held["gc_objects"] - idle["gc_objects"]) / calls,
+        "kib_collected": (collected["rss_kib"] - idle["rss_kib"]) / calls,
+        "objects_collected": (collected["gc_objects"] - idle["gc_objects"]) / calls,
         "gc_s_setup": held["gc"]["seconds"] - idle["gc"]["seconds"],
         "gc_longest_ms": after["gc"]["longest_ms"],  # since the worker started
-        "gc_full_waking": after["gc"]["full"] - held["gc"]["full"],
+        "gc_full_waking": after["gc"]["full"] - gc_after["full"],
+        "collect_s": collect,
         "cpu_ms_per_wake": 1000 * cpu_waking / calls,
         "waking_s": waking,
     }
@@ -200,6 +236,20 @@ async def one_run(a: str, b: str, mode: str, kind: str, tag: str, options: Any) 
     if by_file:
         show_by_file(by_file, calls)
     return run
+
+
+async def py_spy(pid: int, options: Any, name: str) -> Any:
+    """With `--py-spy DIR`: py-spy samples worker A over the window (collapsed stacks, one
+    file per run); the process to wait for, or None."""
+    if not options.py_spy:
+        return None
+    out = Path(options.py_spy) / f"{name}.txt"
+    return await asyncio.create_subprocess_exec(
+        shutil.which("py-spy", path=os.path.dirname(sys.executable)) or "py-spy",
+        "record", "--pid", str(pid), "--duration", f"{options.window:g}",
+        "--format", "raw", "--output", str(out), "--nonblocking",
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
 
 
 def show_by_file(by_file: list[list[Any]], calls: int) -> None:
@@ -231,14 +281,29 @@ def parse() -> Any:
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--modes", default=f"{MODERN},{LEGACY}")
-    parser.add_argument("--kinds", default="resolve,sdk,starlette")
+    parser.add_argument("--kinds", default="resolve,sdk-retry,sdk,starlette")
     parser.add_argument("--clients", type=int, default=4, help="client processes")
     parser.add_argument(
         "--rate", type=float, default=200.0,
         help="completions a second, spread evenly (0: bursts of --burst)",
     )  # fmt: skip
     parser.add_argument("--burst", type=int, default=32)
-    parser.add_argument("--window", type=float, default=5.0, help="seconds of CPU measured")
+    parser.add_argument(
+        "--window", type=float, default=30.0,
+        help="seconds of CPU measured: a multiple of the SDK's 15 s keep-alive pings",
+    )  # fmt: skip
+    parser.add_argument(
+        "--settle", type=float, default=16.0,
+        help="seconds from the full collection to the second reading and the CPU window: "
+        "past the SDK's 15 s before a held response becomes an event stream (its headers "
+        "and first ping), so that every kind is read with all its responses alike",
+    )  # fmt: skip
+    parser.add_argument("--py-spy", default="", help="a directory: sample A over the window")
+    parser.add_argument(
+        "--no-collect", dest="collect", action="store_false",
+        help="no full collection in A before the window (the one the opening left due may "
+        "then fall into it: seconds at 10,000 held)",
+    )  # fmt: skip
     parser.add_argument("--setup-timeout", type=float, default=1800.0)
     parser.add_argument("--tracemalloc", action="store_true")
     parser.add_argument("--objects", action="store_true", help="objects the collector tracks")
@@ -274,9 +339,11 @@ async def main() -> None:
                         for kind in options.kinds.split(","):
                             if kind == "starlette" and mode != options.modes.split(",")[0]:
                                 continue
+                            if kind == "sdk-retry" and mode == LEGACY:  # no retry there
+                                continue
                             logs.append(Path(paid) / f"a{len(logs)}.log")
                             with worker("held_bench_app:app", env, logs[-1]) as a:
-                                tag = f"r{repeat}{mode[:4]}{kind[:2]}"
+                                tag = f"r{repeat}{mode[:4]}{SHORT[kind]}"
                                 run = await one_run(a, b, mode, kind, tag, options)
                             generation = "-" if kind == "starlette" else mode
                             found.setdefault((generation, kind), []).append(run)
@@ -299,18 +366,39 @@ def report(found: dict[tuple[str, str], list[dict[str, Any]]], options: Any) -> 
           f"processes), woken by complete() on worker B through Redis {how}; median of "
           f"{options.repeats} repeats (min, max):\n")  # fmt: skip
     print(
-        "| generation | what waits | KiB per held call | worker CPU % while held | OS threads "
-        "idle -> held | waits opened /s | wake-up p50 ms | p99 ms | max ms |"
+        "| generation | what waits | KiB per held call (after a full collection) | objects "
+        "tracked per call (after) | worker CPU "
+        "% while held | OS threads idle -> held | waits opened /s | wake-up p50 ms | p99 ms | "
+        "max ms |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for (mode, kind), runs in found.items():
         threads = f"{runs[0]['threads_idle']} -> {max(r['threads_held'] for r in runs)}"
         cells = [spread([r[k] for r in runs if k in r]) for k in ("p50_ms", "p99_ms", "max_ms")]
         print(
-            f"| {mode} | {kind} | {spread([r['kib_per_call'] for r in runs])} | "
+            f"| {mode} | {kind} | {spread([r['kib_per_call'] for r in runs])} "
+            f"({spread([r['kib_collected'] for r in runs])}) | "
+            f"{spread([r['objects_per_call'] for r in runs])} "
+            f"({spread([r['objects_collected'] for r in runs])}) | "
             f"{spread([r['cpu_percent'] for r in runs])} | {threads} | "
             f"{spread([r['opened_per_s'] for r in runs])} | {' | '.join(cells)} |"
         )
+    ours, floor = found.get((MODERN, "resolve")), found.get((MODERN, "sdk-retry"))
+    if ours and floor:  # the same run: each repeat's resolve against that repeat's floor
+        kib = [a["kib_per_call"] - b["kib_per_call"] for a, b in zip(ours, floor, strict=False)]
+        kib_after = [
+            a["kib_collected"] - b["kib_collected"] for a, b in zip(ours, floor, strict=False)
+        ]
+        objects_after = [
+            a["objects_collected"] - b["objects_collected"]
+            for a, b in zip(ours, floor, strict=False)
+        ]
+        objects = [
+            a["objects_per_call"] - b["objects_per_call"] for a, b in zip(ours, floor, strict=False)
+        ]
+        print(f"\nmcp_resolve's part of a held {MODERN} call (resolve minus sdk-retry): "
+              f"{spread(kib)} KiB, {spread(objects)} objects tracked; after a full "
+              f"collection {spread(kib_after)} KiB, {spread(objects_after)} objects")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -90,11 +90,13 @@ class _Pool:
                         return
                 continue  # a job is on its way to an idle worker: wait for it
             call, handoff, result, error = _run(job)
+            del job  # an idle worker keeps nothing of its last job (a resolution, a context)
             with self.lock:
                 self.idle += 1
             # The loop is woken last: right after, this thread blocks on the queue and
             # needs the GIL no more, instead of taking it back from the woken loop.
             call(_settle, handoff, result, error)
+            del call, handoff, result, error
 
 
 def _run(job: _Job) -> tuple[wakeups.Call, _Handoff, Any, BaseException | None]:

@@ -28,6 +28,8 @@ from typing import Any, Protocol
 import anyio
 from mcp_types.version import is_version_at_least
 
+from . import hangups
+
 logger = logging.getLogger("mcp_resolve")
 MODERN = "2026-07-28"
 
@@ -132,7 +134,7 @@ def derive_id(key: str) -> str:
 
 
 class ClientGone(Exception):
-    """The client of a waiting call hung up (what `watch` in `wait_for_completion` saw)."""
+    """The client of a waiting call hung up (what `wait_for_completion` saw of `request`)."""
 
 
 @dataclass(eq=False, slots=True)
@@ -151,17 +153,18 @@ class _Waiter:
             self.scope.cancel()
 
 
-# elicitation id -> connection -> the waiters of that connection (usually one)
-_waiting: dict[str, dict[object, list[_Waiter]]] = {}
+# elicitation id -> its waiters (usually one), grouped by connection only when delivered:
+# one list per waiting id, not a dict of connections each holding a list.
+_waiting: dict[str, list[_Waiter]] = {}
 
 
 def waiting(elicitation_id: str) -> int:
     """How many calls in this process wait on `elicitation_id` (for tests and tooling)."""
-    return sum(len(w) for w in _waiting.get(elicitation_id, {}).values())
+    return len(_waiting.get(elicitation_id, ()))
 
 
 def connections_waiting(elicitation_id: str) -> set[object]:
-    return set(_waiting.get(elicitation_id, {}))
+    return {connection_of(waiter.session) for waiter in _waiting.get(elicitation_id, ())}
 
 
 def waiting_ids() -> list[str]:
@@ -195,12 +198,15 @@ async def deliver(elicitation_id: str) -> None:
             await observer(elicitation_id)
         except Exception:  # one observer's failure must not keep calls waiting
             logger.exception("A completion observer failed on %r", elicitation_id)
-    by_connection = _waiting.pop(elicitation_id, {})
-    if not by_connection:
+    waiters = _waiting.pop(elicitation_id, None)
+    if not waiters:
         return
+    by_connection: dict[object, list[_Waiter]] = {}
+    for waiter in waiters:
+        by_connection.setdefault(connection_of(waiter.session), []).append(waiter)
     async with anyio.create_task_group() as group:
-        for waiters in by_connection.values():
-            group.start_soon(_tell_and_wake, elicitation_id, waiters)
+        for told in by_connection.values():
+            group.start_soon(_tell_and_wake, elicitation_id, told)
 
 
 async def _tell_and_wake(elicitation_id: str, waiters: list[_Waiter]) -> None:
@@ -216,75 +222,62 @@ async def wait_for_completion(
     timeout: float | None,
     session: Any,
     request_id: Any,
-    watch: Callable[[], Awaitable[None]] | None = None,
+    request: Any = None,
 ) -> bool:
     """Wait until `elicitation_id` completes; False if `timeout` passed first, and
-    `ClientGone` if `watch()` (what returns once the client hung up) returns first.
+    `ClientGone` if the client of `request` (an HTTP request, see `hangups`) hung up first.
 
     The waiter is in place before the bus is asked, so a completion published meanwhile
     is not missed. A completion recorded before the wait began is taken at once, and the
-    session gets the notice it would have had. While it waits, the call is one cancel
-    scope running `watch()` (or sleeping): `deliver` wakes it by cancelling that scope,
-    so a held call keeps no task, task group or event for its wait.
+    session gets the notice it would have had. While it waits, the call is this one
+    coroutine in one cancel scope, awaiting its request's `receive()` (or sleeping):
+    `deliver` wakes it by cancelling that scope, so a held call keeps no task, task group,
+    event or further frame of ours for its wait (ten thousand held calls are that many
+    suspended coroutines, and every frame of each is kept as long).
     """
     waiter = _Waiter(session, request_id)
-    _waiting.setdefault(elicitation_id, {}).setdefault(connection_of(session), []).append(waiter)
+    _waiting.setdefault(elicitation_id, []).append(waiter)
     try:
-        if await _bus.take(elicitation_id):
-            if _still_waiting(elicitation_id, waiter):
+        taken = await _bus.take(elicitation_id)
+        if taken:
+            if waiter in _waiting.get(elicitation_id, ()):
                 # Out before the notice: a deliver() for the same completion arriving
                 # meanwhile (from another process, through the bus) must not tell it twice.
                 _remove(elicitation_id, waiter)
                 await notify(session, elicitation_id, request_id)
-            else:  # deliver() is telling it; the notice rides this request's stream
-                await _woken(waiter, None, None)
+                return True
+            timeout = request = None  # deliver() is telling it: wait for its wake-up
+        deadline = math.inf if timeout is None else anyio.current_time() + timeout
+        with anyio.CancelScope(deadline=deadline) as scope:
+            waiter.scope = scope
+            if waiter.fired:
+                scope.cancel()
+            receive = hangups.receiver(request)
+            if receive is not None:  # `hangups.hung_up`, one frame fewer for every wait
+                while (await receive()).get("type") != "http.disconnect":
+                    await anyio.sleep(hangups.WATCH_SECONDS)
+            elif request is not None:
+                await hangups.hung_up(request)
+            else:
+                await anyio.sleep_forever()
+        waiter.scope = None
+        if waiter.fired:
+            if not taken:
+                await _bus.take(elicitation_id)  # this completion is used up
             return True
-        if await _woken(waiter, timeout, watch):
-            await _bus.take(elicitation_id)  # this completion is used up
-            return True
-        return False
+        if scope.cancelled_caught:
+            return False
+        raise ClientGone
     finally:
         _remove(elicitation_id, waiter)
 
 
-async def _woken(
-    waiter: _Waiter, timeout: float | None, watch: Callable[[], Awaitable[None]] | None
-) -> bool:
-    """True once `waiter` is woken, False at `timeout`; `ClientGone` once `watch()` returns."""
-    deadline = math.inf if timeout is None else anyio.current_time() + timeout
-    with anyio.CancelScope(deadline=deadline) as scope:
-        waiter.scope = scope
-        if waiter.fired:
-            scope.cancel()
-        if watch is None:
-            await anyio.sleep_forever()
-        else:
-            await watch()
-    waiter.scope = None
-    if waiter.fired:
-        return True
-    if scope.cancelled_caught:
-        return False
-    raise ClientGone
-
-
-def _still_waiting(elicitation_id: str, waiter: _Waiter) -> bool:
-    waiters = _waiting.get(elicitation_id, {}).get(connection_of(waiter.session), [])
-    return waiter in waiters
-
-
 def _remove(elicitation_id: str, waiter: _Waiter) -> None:
-    by_connection = _waiting.get(elicitation_id)
-    if by_connection is None:
-        return
-    connection = connection_of(waiter.session)
-    waiters = by_connection.get(connection)
+    waiters = _waiting.get(elicitation_id)
     if waiters is not None and waiter in waiters:
         waiters.remove(waiter)
         if not waiters:
-            del by_connection[connection]
-    if not by_connection:
-        del _waiting[elicitation_id]
+            del _waiting[elicitation_id]
 
 
 async def notify(session: Any, elicitation_id: str, related: Any) -> None:

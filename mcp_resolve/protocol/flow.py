@@ -138,7 +138,7 @@ class ToolFlow:
 
     async def _legacy(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
         trace = start_call(self.tool, "legacy", 1)
-        resolution = self._start(conn, arguments, trace)
+        resolution = self.start(conn, arguments, trace)
         try:
             try:
                 outcome = await resolution.resolve()
@@ -159,11 +159,11 @@ class ToolFlow:
         except BaseException as exc:
             closing = resolution.closing(exc)
             if closing is not None:
-                await self._leave(resolution, closing)
+                await self.leave(resolution, closing)
             raise
         closing = resolution.closing(None)
         if closing is not None:
-            await self._leave(resolution, closing)
+            await self.leave(resolution, closing)
         return result
 
     async def _modern(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
@@ -179,10 +179,10 @@ class ToolFlow:
             if self.once is not None:
                 await self.once.claim(state, conn.request_context, opened.expires_at)
         trace = start_call(self.tool, MODERN, state.rounds + 1)
-        if trace is None and not self.wants_capabilities:  # `_start`, one frame fewer
+        if trace is None and not self.wants_capabilities:  # `start`, one frame fewer
             resolution = self.graph.start(arguments, conn.context, conn.app)
         else:
-            resolution = self._start(conn, arguments, trace)
+            resolution = self.start(conn, arguments, trace)
         # Left by hand, as `async with resolution` would (`Resolution.closing`); resolver
         # failures are translated before cleanup sees them, the body's own are not.
         try:
@@ -196,6 +196,7 @@ class ToolFlow:
                     if trace is not None:  # this round's answers, to the last round's questions
                         trace.answered(responses, state.rounds)
                     answers = state.answers_with(responses)
+                    del responses  # in `answers`; this frame may wait for long (`held`)
                 outcome = await resolution.resolve(answers)
                 # The rare branches nest under one check: a resolved call pays for one.
                 if isinstance(outcome, Suspended):  # no coroutine for `settled` otherwise
@@ -205,14 +206,16 @@ class ToolFlow:
                         if waits is not None and getattr(conn.session, "defers_waits", False):
                             conn.session.waits = waits  # a task's leg ends; the next is scheduled
                         elif waits is not None:  # consented to a step that waits: hold
-                            call = self._held(conn, resolution, arguments, trace)
+                            call = held.HeldRetry(self, conn, arguments, trace, resolution)
+                            del resolution, state  # kept by nothing across the wait (held.py)
                             try:
                                 outcome = await held.hold(
                                     conn, call, answers or {}, waits, tool=self.tool,
                                     ask_timeout=self.ask_timeout, limits=self.limits,
                                 )  # fmt: skip
-                            finally:  # a new resolution when the hold closed the last one
+                            finally:  # the call's resolution now: a new one from the wait on
                                 resolution = call.resolution
+                                state = RoundState.decode(opened.state)  # as decoded above
                     if isinstance(outcome, Suspended):
                         result = self._questions(state, resolution, conn, outcome)
             except Exception as exc:
@@ -236,11 +239,11 @@ class ToolFlow:
         except BaseException as exc:
             closing = resolution.closing(exc)
             if closing is not None:
-                await self._leave(resolution, closing)
+                await self.leave(resolution, closing)
             raise
         closing = resolution.closing(None)
         if closing is not None:
-            await self._leave(resolution, closing)
+            await self.leave(resolution, closing)
         return result
 
     async def settled(
@@ -259,18 +262,7 @@ class ToolFlow:
             outcome = await resolution.resolve(given)
         return outcome
 
-    def _held(
-        self, conn: Connection, resolution: Resolution, arguments: dict[str, Any], trace: Any
-    ) -> held.HeldCall:
-        def restart() -> Resolution:
-            return self._start(conn, arguments, trace)
-
-        def settle(again: Resolution, outcome: Resolved | Suspended) -> Any:
-            return self.settled(conn, again, outcome)
-
-        return held.HeldCall(resolution, restart, settle, self._leave)
-
-    async def _leave(self, resolution: Resolution, closing: Awaitable[None]) -> None:
+    async def leave(self, resolution: Resolution, closing: Awaitable[None]) -> None:
         """Run the generator resolvers' cleanup; what it raises reads as a resolver's
         failure would (`cleanup_failure`), naming whose cleanup."""
         try:
@@ -365,7 +357,7 @@ class ToolFlow:
                     given[question.key] = upfront.pop(question.key)
         return given
 
-    def _start(self, conn: Connection, arguments: dict[str, Any], trace: Any) -> Resolution:
+    def start(self, conn: Connection, arguments: dict[str, Any], trace: Any) -> Resolution:
         """The call's resolution, with what the host adds: the client's replies validated
         as the SDK's results, and the client's capabilities for resolvers that take them."""
         capabilities = conn.session.client_capabilities if self.wants_capabilities else None

@@ -20,52 +20,111 @@ to a waiting question the resolver still asks is *held* instead, as the legacy c
 - a retry is held only within the tool's bounds (`held_limits`): a copy of a retry
   already held, or one past the bound of its owner or of the worker, gets a tool error
   at once instead;
-- while it waits, the call holds none of its generator resolvers: they are closed (their
+- while it waits, the call holds no resolution: its generator resolvers are closed (their
   cleanups run) before the wait, and when the step completes the call starts over from
   the same answers, as the next round would, so every resolver of the call runs again
   (an app-scoped one is looked up again, never closed: a value that must live through
-  the wait belongs in the app scope). A call that opened no generator keeps its
-  resolution and runs only the resolver that asked, as before.
+  the wait belongs in the app scope). That holds for a call that opened no generator
+  too, and the round state is decoded again after the wait rather than kept: keeping
+  them, so that only the resolver that asked ran again on the wake, kept the values,
+  answers and bookkeeping of every resolver for the whole wait, about 1 KiB a held call,
+  against a new resolution and the resolvers' runs once per wake (1.5 µs for two async
+  resolvers; a sync one adds its worker-thread hop, about 26 µs; benchmarks/README.md).
 
 A task's leg after an answer is held the same way under fastmcp-tasks' plain
 `TasksExtension`; under `ResolvingTasks` it ends instead and its next leg is scheduled
 (`hosts/tasks/scheduled_legs.py`), so that a waiting task holds no worker slot.
 
 The held retry is one suspended coroutine in one cancel scope (`completion`): no task,
-event or thread of its own.
+event or thread of its own, and between the SDK's handler and the request's `receive()`
+only the frames of the host's wrapper, the flow, `hold` and `wait_for_completion`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Awaitable, Mapping
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
 from ..engine.questions import Question
 from ..engine.resolution import Resolution
 from ..engine.results import Resolved, Suspended
-from . import legacy
+from . import completion, legacy
 from .connection import Connection
 from .held_limits import HeldLimits
 
-Settle = Callable[[Resolution, Resolved | Suspended], Awaitable["Resolved | Suspended"]]
-Leave = Callable[[Resolution, Awaitable[None]], Awaitable[None]]
+
+class HeldCall(Protocol):
+    """The call a hold works on: its `resolution` now (made anew once dropped), and what
+    the flow does for it: `drop()` the resolution for a wait, `settle` an outcome
+    (fallbacks for what this client cannot be asked), `leave` a resolution (its cleanups,
+    failures translated). The flow's is one object with methods (`HeldRetry`), no
+    closures made per call and kept across the wait."""
+
+    @property
+    def resolution(self) -> Resolution: ...
+
+    def drop(self) -> None: ...
+
+    def settle(
+        self, resolution: Resolution, outcome: Resolved | Suspended
+    ) -> Awaitable[Resolved | Suspended]: ...
+
+    def leave(self, resolution: Resolution, closing: Awaitable[None]) -> Awaitable[None]: ...
 
 
-@dataclass(slots=True)
-class HeldCall:
-    """The call a hold works on: its resolution now (a new one after each wake when the
-    last one had generators to close), and what the flow does for it: `restart()` a
-    resolution from the call's arguments, `settle` an outcome (fallbacks for what this
-    client cannot be asked), `leave` a resolution (its cleanups, failures translated)."""
+class Flow(Protocol):
+    """What a hold asks of the tool's flow (`flow.ToolFlow`)."""
 
-    resolution: Resolution
-    restart: Callable[[], Resolution]
-    settle: Settle
-    leave: Leave
+    def start(self, conn: Connection, arguments: dict[str, Any], trace: Any) -> Resolution: ...
+
+    def settled(
+        self, conn: Connection, resolution: Resolution, outcome: Resolved | Suspended
+    ) -> Awaitable[Resolved | Suspended]: ...
+
+    def leave(self, resolution: Resolution, closing: Awaitable[None]) -> Awaitable[None]: ...
+
+
+class HeldRetry:
+    """A held retry as `hold` works on it (`HeldCall`): one object with the flow's methods,
+    instead of closures over the call made for each hold and kept for its wait."""
+
+    __slots__ = ("_resolution", "arguments", "conn", "flow", "trace")
+
+    def __init__(
+        self,
+        flow: Flow,
+        conn: Connection,
+        arguments: dict[str, Any],
+        trace: Any,
+        resolution: Resolution,
+    ) -> None:
+        self.flow = flow
+        self.conn = conn
+        self.arguments = arguments
+        self.trace = trace
+        self._resolution: Resolution | None = resolution
+
+    @property
+    def resolution(self) -> Resolution:
+        """The call's resolution: once dropped, a new one from the call's arguments, made
+        when it is needed (after the wait, or for the error that ended it)."""
+        if self._resolution is None:
+            self._resolution = self.flow.start(self.conn, self.arguments, self.trace)
+        return self._resolution
+
+    def drop(self) -> None:
+        self._resolution = None
+
+    def settle(
+        self, resolution: Resolution, outcome: Resolved | Suspended
+    ) -> Awaitable[Resolved | Suspended]:
+        return self.flow.settled(self.conn, resolution, outcome)
+
+    def leave(self, resolution: Resolution, closing: Awaitable[None]) -> Awaitable[None]:
+        return self.flow.leave(resolution, closing)
 
 
 RECHECK_SECONDS = 1.0  # how often a held retry without an elicitation id runs its resolver
@@ -98,13 +157,15 @@ async def hold(
     ask_timeout: float,
     limits: HeldLimits,
 ) -> Resolved | Suspended:
-    """Wait for `question`'s step, run its resolver again, and again while it still waits;
-    the outcome once it asks something else or resolves, or the tool error at the deadline.
+    """Wait for `question`'s step, run the call again, and again while it still waits; the
+    outcome once it asks something else or resolves, or the tool error at the deadline.
     `limits` admits the wait, or refuses it at once; `call.resolution` is the call's
-    resolution once this returns or raises."""
+    resolution once this returns or raises (a new one, never run, if a wait ended it)."""
+    outcome: Resolved | Suspended | None
     deadline: float = getattr(question.request, "timeout", None) or ask_timeout
     end = anyio.current_time() + deadline
-    with limits.holding(conn, question, tool, conn.request_state):
+    admitted = limits.admit(conn, question, tool, conn.request_state)
+    try:
         while True:
             left = end - anyio.current_time()
             if left <= 0:
@@ -112,21 +173,30 @@ async def hold(
             closing = call.resolution.closing(None)  # None when no generator yielded
             if closing is not None:  # let go of what the resolvers opened while waiting
                 await call.leave(call.resolution, closing)
+            call.drop()  # nothing of the last run is kept: a new resolution after the wait
+            closing = outcome = None  # nor by this frame
             elicitation_id = getattr(question.request, "elicitation_id", None)
-            if elicitation_id:
-                await legacy.completed_within(
-                    conn, question, tool, left, elicitation_id, said=deadline
-                )
+            if elicitation_id:  # awaited here, no coroutine of ours in between
+                try:
+                    done = await completion.wait_for_completion(
+                        elicitation_id, left, conn.session, conn.request_id,
+                        legacy.http_request(conn),
+                    )  # fmt: skip
+                except completion.ClientGone:
+                    raise legacy.gone_while_waiting(question, tool) from None
+                if not done:
+                    raise legacy.not_completed(question, tool, deadline)
             else:  # nothing can name it: run the resolver again every RECHECK_SECONDS
                 recheck = partial(anyio.sleep, min(RECHECK_SECONDS, left))
                 await legacy.within(conn, question, tool, left, "complete", recheck, said=deadline)
-            if closing is not None:
-                call.resolution = call.restart()
             resolution = call.resolution
             outcome = await call.settle(resolution, await resolution.resolve(answers))
+            del resolution
             if isinstance(outcome, Resolved):
                 return outcome
             waiting = waiting_for(outcome, answers)
             if waiting is None:
                 return outcome
             question = waiting
+    finally:
+        limits.release(admitted)

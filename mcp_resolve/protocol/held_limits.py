@@ -23,8 +23,7 @@ asking again would turn one refusal into a loop of retries, each running the res
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+import sys
 from typing import Any
 
 from ..engine.questions import Question
@@ -36,6 +35,10 @@ DEFAULT_MAX_HELD_PER_OWNER = 32  # waits one owner holds in one worker at once
 _total = 0
 _by_owner: dict[str, int] = {}
 _states: set[tuple[str, str]] = set()  # (tool, request state) of every retry held here
+
+Admitted = str | None | tuple[str | None, tuple[str, str]]
+"""What `admit` counted: the owner, with the (tool, request state) of a held retry; what the
+wait keeps is the owner's string, or that tuple, already made for `_states`."""
 
 
 def check_bound(value: object, name: str) -> int:
@@ -51,7 +54,7 @@ def held_now(owner: str | None = None) -> int:
 
 
 class HeldLimits:
-    """One tool's bounds on waits; `holding(...)` admits one wait or refuses it."""
+    """One tool's bounds on waits; `admit(...)` admits one wait or refuses it."""
 
     __slots__ = ("per_owner", "per_worker", "principal")
 
@@ -65,13 +68,11 @@ class HeldLimits:
         self.per_owner = check_bound(max_held_per_owner, "max_held_per_owner")
         self.principal = principal
 
-    @contextmanager
-    def holding(
-        self, conn: Any, question: Question, tool: str, state: str | None = None
-    ) -> Iterator[None]:
-        """Count one wait of `conn` for `question` while the block runs, or raise the tool
-        error of the bound it would pass; `state` is the retry's request state as received
-        (None on legacy, where a call is not retried)."""
+    def admit(self, conn: Any, question: Question, tool: str, state: str | None = None) -> Admitted:
+        """Count one wait of `conn` for `question`, or raise the tool error of the bound it
+        would pass; `state` is the retry's request state as received (None on legacy, where
+        a call is not retried). Pair with `release(admitted)` in a `finally`: no context
+        manager, whose generator and frame a held call would keep for its whole wait."""
         global _total
         held = (tool, state) if state is not None else None
         if held is not None and held in _states:
@@ -83,6 +84,8 @@ class HeldLimits:
                 tool=tool,
             )
         owner = owner_of(getattr(conn, "request_context", None), self.principal)
+        if owner is not None:  # one string per owner, not one per wait, kept while held
+            owner = sys.intern(owner)
         if owner is not None and _by_owner.get(owner, 0) >= self.per_owner:
             raise self._refused(
                 question, tool, "this client already has", f"max_held_per_owner={self.per_owner}",
@@ -98,18 +101,23 @@ class HeldLimits:
             _by_owner[owner] = _by_owner.get(owner, 0) + 1
         if held is not None:
             _states.add(held)
-        try:
-            yield
-        finally:
-            _total -= 1
-            if owner is not None:
-                left = _by_owner[owner] - 1
-                if left:
-                    _by_owner[owner] = left
-                else:
-                    del _by_owner[owner]
-            if held is not None:
-                _states.discard(held)
+            return owner, held
+        return owner
+
+    @staticmethod
+    def release(admitted: Admitted) -> None:
+        """The wait `admit` counted has ended."""
+        global _total
+        _total -= 1
+        owner, held = admitted if isinstance(admitted, tuple) else (admitted, None)
+        if owner is not None:
+            left = _by_owner[owner] - 1
+            if left:
+                _by_owner[owner] = left
+            else:
+                del _by_owner[owner]
+        if held is not None:
+            _states.discard(held)
 
     @staticmethod
     def _refused(question: Question, tool: str, who: str, bound: str, then: str) -> Exception:

@@ -132,44 +132,27 @@ async def ask_one(
         parameter=question.parameter,
         tool=tool,
     )
+    del result, send  # the reply and the closure: not kept by a call that now waits
     if isinstance(request, ElicitURL) and request.wait and answer.action == "accept":
         eid = wire.elicitation_id(question, derived)
-        with (limits or _DEFAULT_LIMITS).holding(conn, question, tool):
-            await completed_within(conn, question, tool, deadline, eid)
+        limits = limits or _DEFAULT_LIMITS
+        admitted = limits.admit(conn, question, tool)
+        try:  # the call's own frame waits: no coroutine of ours between it and `receive()`
+            done = await completion.wait_for_completion(
+                eid, deadline, conn.session, conn.request_id, http_request(conn)
+            )
+        except completion.ClientGone:
+            raise gone_while_waiting(question, tool) from None
+        finally:
+            limits.release(admitted)
+        if not done:
+            raise not_completed(question, tool, deadline)
     return answer
 
 
-async def completed_within(
-    conn: Any,
-    question: Question,
-    tool: str,
-    deadline: float,
-    eid: str,
-    *,
-    said: float | None = None,
-) -> None:
-    """Wait for `complete(eid)`, unless `deadline` passes or the HTTP client hangs up first
-    (`within`'s errors). The wait and the watch for the hang-up share the call's own task:
-    a call waiting for a step is a coroutine suspended in `receive()`, nothing more."""
-    request = _http_request(conn)
-
-    def gone() -> Awaitable[None]:
-        return hangups.hung_up(request)
-
-    try:
-        if await completion.wait_for_completion(
-            eid,
-            deadline,
-            session=conn.session,
-            request_id=conn.request_id,
-            watch=None if request is None else gone,
-        ):
-            return
-    except completion.ClientGone:
-        raise client_failed(
-            question, "went away while", " waited for its completion", tool
-        ) from None
-    raise not_completed(question, tool, deadline if said is None else said)
+def gone_while_waiting(question: Question, tool: str) -> ResolutionError:
+    """The tool error of a client that hung up while its call waited for a step."""
+    return client_failed(question, "went away while", " waited for its completion", tool)
 
 
 async def _ask_client(conn: Any, question: Question, tool: str) -> Any:
@@ -199,7 +182,7 @@ async def within(
     done: list[T] = []
     failed: list[Exception] = []
     gone: list[bool] = []
-    request = _http_request(conn)
+    request = http_request(conn)
     with anyio.move_on_after(deadline):
         if request is None:  # stdio, in memory: the SDK cancels the call when they close
             return await work()
@@ -238,7 +221,7 @@ def not_completed(question: Question, tool: str, deadline: float) -> ResolutionE
     )
 
 
-def _http_request(conn: Any) -> Any:
+def http_request(conn: Any) -> Any:
     """The HTTP request a call came on, when it can tell that its client hung up."""
     request = getattr(conn.request_context, "request", None)
     return request if callable(getattr(request, "is_disconnected", None)) else None

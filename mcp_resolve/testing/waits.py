@@ -79,6 +79,31 @@ async def completed(conn: Any, question: Question, eid: str, tool: str, ask_time
     await legacy.within(conn, question, tool, deadline, "complete", wait)
 
 
+class _KitCall:
+    """`protocol.held.HeldCall` for the kit: cleanups are awaited as they are."""
+
+    __slots__ = ("_resolution", "restart", "settle")
+
+    def __init__(
+        self, resolution: Resolution, restart: Callable[[], Resolution], settle: Settle
+    ) -> None:
+        self._resolution: Resolution | None = resolution
+        self.restart = restart
+        self.settle = settle
+
+    @property
+    def resolution(self) -> Resolution:
+        if self._resolution is None:
+            self._resolution = self.restart()
+        return self._resolution
+
+    def drop(self) -> None:
+        self._resolution = None
+
+    async def leave(self, resolution: Resolution, closing: Awaitable[None]) -> None:
+        await closing
+
+
 async def held(
     conn: Any,
     resolution: Resolution,
@@ -103,10 +128,7 @@ async def held(
     if waits is None:
         return outcome, resolution
 
-    async def leave(_: Resolution, closing: Awaitable[None]) -> None:
-        await closing
-
-    call = holding.HeldCall(resolution, restart, settle, leave)
+    call = _KitCall(resolution, restart, settle)
     # The kit's call is alone in its process: the bounds on waits (per worker, per owner)
     # are the server's business, so the defaults stand here and are never reached.
     outcome = await holding.hold(

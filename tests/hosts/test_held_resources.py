@@ -9,6 +9,7 @@ say. The client is the official SDK `Client`, in memory.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Any
 
@@ -18,6 +19,7 @@ import pytest
 from support.trust_kit import HOSTS, MODERN, connect, serve
 
 from mcp_resolve import ElicitURL, Resolve
+from mcp_resolve.engine.resolution import Resolution
 from mcp_resolve.protocol import completion
 
 pytestmark = pytest.mark.anyio
@@ -136,6 +138,50 @@ async def test_a_legacy_call_keeps_its_generators_open_while_it_waits() -> None:
     assert seen == [["open conn-1"]]  # one walk: each resolver runs once per call
     assert text == "receipt for o3 on conn-1"
     assert EVENTS == ["open conn-1", "close conn-1"]
+
+
+def priced(order: str) -> str:
+    """A plain resolver (no generator): what it computed is all a kept resolution keeps."""
+    EVENTS.append("priced")
+    return f"price of {order}"
+
+
+async def pay_the_price(
+    order: str,
+    receipt: Annotated[str, Resolve(card_payment, key="card")],
+    price: Annotated[str, Resolve(priced)],
+) -> str:
+    """Pay an order's price by card."""
+    return f"{receipt} at {price}"
+
+
+async def resolutions_while_held(order: str, seen: list[int]) -> None:
+    """The webhook, once the call waits; `seen` gets how many resolutions are alive then."""
+    while completion.waiting(f"card-{order}") == 0:
+        await anyio.sleep(0.005)
+    gc.collect()
+    seen.append(sum(type(thing) is Resolution for thing in gc.get_objects()))
+    PAID.add(order)
+    await completion.announce(f"card-{order}")
+
+
+@pytest.mark.parametrize("host", HOSTS)
+async def test_a_held_retry_keeps_no_resolution_and_runs_every_resolver_after_the_wait(
+    host: str,
+) -> None:
+    served = serve(host, pay_the_price)
+    seen: list[int] = []
+    async with connect(served, MODERN, callback=consent) as client:
+        with anyio.fail_after(20):  # a hang guard only
+            async with anyio.create_task_group() as group:
+                group.start_soon(resolutions_while_held, "o5", seen)
+                result = await client.call_tool("pay_the_price", {"order": "o5"})
+    assert result.content[0].text == "receipt for o5 at price of o5"  # type: ignore[union-attr]
+    # Nothing it ran is kept: no resolution at all while held (a new one after the wait,
+    # so the resolver runs again), and no worker thread that ran a sync resolver keeps
+    # the last one it ran for.
+    assert EVENTS == ["priced"] * 3  # the first round, the retry, and again after the wait
+    assert seen == [0]
 
 
 async def flaky_pool() -> AsyncIterator[str]:
