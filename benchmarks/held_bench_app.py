@@ -66,6 +66,8 @@ def _timed(phase: str, info: dict[str, int]) -> None:
 
 
 gc.callbacks.append(_timed)
+if os.environ.get("HELD_GC_THRESHOLD"):  # `--gc-threshold`: the operator's tuning
+    gc.set_threshold(*(int(n) for n in os.environ["HELD_GC_THRESHOLD"].split(",")))
 
 
 async def _wait() -> None:

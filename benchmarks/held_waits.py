@@ -304,6 +304,11 @@ def parse() -> Any:
         help="no full collection in A before the window (the one the opening left due may "
         "then fall into it: seconds at 10,000 held)",
     )  # fmt: skip
+    parser.add_argument(
+        "--gc-threshold", default="",
+        help="T0,T1,T2: worker A's gc.set_threshold (an operator's tuning, the same for every "
+        "kind); default: Python's (700,10,10)",
+    )  # fmt: skip
     parser.add_argument("--setup-timeout", type=float, default=1800.0)
     parser.add_argument("--tracemalloc", action="store_true")
     parser.add_argument("--objects", action="store_true", help="objects the collector tracks")
@@ -331,6 +336,7 @@ async def main() -> None:
                 "UVICORN_TIMEOUT_KEEP_ALIVE": "3600",  # no idle close mid-run
                 "PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "support"), str(ROOT)]),
                 "HELD_TRACEMALLOC": "1" if options.tracemalloc else "0",
+                "HELD_GC_THRESHOLD": options.gc_threshold,
             }  # fmt: skip
             logs.append(Path(paid) / "b.log")
             with worker("held_app:app", env, logs[0]) as b:
