@@ -14,7 +14,9 @@ what a held mcp_resolve call is compared with, in the same process:
 - `GET /pending/<order>`: a bare Starlette request awaiting the same event on its open
   connection, the floor of any pending HTTP request;
 - `POST /release`: sets the event, so that every such call and request returns
-  `released <order>`;
+  `released <order>`; with `HELD_FLOOR_ONE_BY_ONE=1` (`--floor-one-by-one`) each call
+  waits on an event of its own (which costs memory: read latency from such a run, not
+  memory), and `POST /release/<order>` releases that one;
 - `GET /stats`: held_app's figures, with `waiting` counting these as well;
 - `POST /collect`: a full collection now (what the held calls' opening left due), and how
   long it took;
@@ -70,20 +72,28 @@ if os.environ.get("HELD_GC_THRESHOLD"):  # `--gc-threshold`: the operator's tuni
     gc.set_threshold(*(int(n) for n in os.environ["HELD_GC_THRESHOLD"].split(",")))
 
 
-async def _wait() -> None:
+_ONE_BY_ONE = os.environ.get("HELD_FLOOR_ONE_BY_ONE") == "1"
+_each: dict[str, anyio.Event] = {}  # `--floor-one-by-one` only: an event per call costs memory
+
+
+async def _wait(order: str) -> None:
     global _released, _pending
     if _released is None:
         _released = anyio.Event()
     _pending += 1
     try:
-        await _released.wait()
+        if _ONE_BY_ONE:
+            event = _each[order] = anyio.Event()
+            await event.wait()
+        else:
+            await _released.wait()
     finally:
         _pending -= 1
 
 
 async def plain_wait(order: str) -> str:
     """Wait until the benchmark releases every waiting call (no mcp_resolve here)."""
-    await _wait()
+    await _wait(order)
     return f"released {order}"
 
 
@@ -106,7 +116,7 @@ async def plain_retry(order: str, ctx: Context) -> str | InputRequiredResult:
         )  # fmt: skip
         question = ElicitRequest(params=page)
         return InputRequiredResult(input_requests={RETRY_KEY: question}, request_state=RETRY_STATE)
-    await _wait()
+    await _wait(order)
     return f"released {order}"
 
 
@@ -114,7 +124,7 @@ mcp.add_tool(plain_retry)
 
 
 async def pending(request: Request) -> PlainTextResponse:
-    await _wait()
+    await _wait(request.path_params["order"])
     return PlainTextResponse(f"released {request.path_params['order']}")
 
 
@@ -151,6 +161,14 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if _released is not None:
             _released.set()
             _released = None
+        for event in _each.values():
+            event.set()
+        _each.clear()
+        await _send(send, b"{}")
+    elif path.startswith("/release/"):  # one call, as a completion wakes one held call
+        event = _each.pop(path.removeprefix("/release/"), None)
+        if event is not None:
+            event.set()
         await _send(send, b"{}")
     elif path == "/stats":
         response = await stats(None)  # type: ignore[arg-type]
