@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 import pytest
@@ -26,6 +26,8 @@ from support.task_listener import Listening, listen
 from test_tasks import update
 from test_tasks_workers import approve, deployment
 
+from mcp_resolve import Resolve
+from mcp_resolve.fastmcp import resolved
 from mcp_resolve.hosts.tasks import push
 from mcp_resolve.hosts.tasks.push import DEFAULT_MAX_LISTENERS_PER_OWNER
 from mcp_resolve.tasks import ResolvingTasks
@@ -136,6 +138,37 @@ async def test_a_listening_client_learns_that_its_parked_task_was_cancelled() ->
             await task.cancel()
             await listening.status(task.task_id, "cancelled", timeout=10)
     assert listening.statuses(task.task_id)[-1] == "cancelled"
+
+
+async def test_a_second_lifespan_of_the_server_still_announces_a_parked_tasks_cancellation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`subscriptions/listen` is served once per server, so the pusher made in its first
+    lifespan serves the next ones too (an in-memory client after another, an app started
+    again): a parked task's cancellation, which Docket does not announce, still reaches
+    the listener without the safety net."""
+    monkeypatch.setattr(push, "RECHECK", 3600.0)
+    app = FastMCP("two lifespans")
+    app.add_extension(ResolvingTasks())
+
+    @app.tool(task=tasks_server.TASK)
+    @resolved
+    async def deploy(
+        env: str, ok: Annotated[tasks_server.Approval, Resolve(tasks_server.approval)]
+    ) -> str:
+        return f"{env}: {ok.ok}"
+
+    async with Client(app) as client:  # the first lifespan: nothing listens
+        assert [tool.name for tool in await client.list_tools()] == ["deploy"]
+    listening = Listening()
+    async with Client(app, extensions=[listening], elicitation_handler=approve) as client:
+        task = await call_tool_task(client, "deploy", {"env": "prod"})
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(listen, client, [task.task_id])
+            await listening.status(task.task_id, "input_required")
+            await task.cancel()
+            await listening.status(task.task_id, "cancelled", timeout=10)
+            tg.cancel_scope.cancel()
 
 
 async def test_a_task_that_asks_after_its_stream_started_is_pushed_without_waiting_for_a_recheck(
