@@ -40,12 +40,16 @@ from typing import TypeVar
 import anyio
 import pytest
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import (
+    StaleElementReferenceException,
+    TimeoutException,
+    WebDriverException,
+)
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
-from selenium.webdriver.support.expected_conditions import staleness_of
+from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.wait import WebDriverWait
 
 T = TypeVar("T")
@@ -89,7 +93,7 @@ class Browser:
             )
             page = self.driver.find_element(By.TAG_NAME, "html")
             button.click()
-            WebDriverWait(self.driver, 20).until(staleness_of(page))  # the next page is in
+            WebDriverWait(self.driver, 20).until(_replaced(page))  # the next page is in
 
         await self._run(click)
 
@@ -131,6 +135,25 @@ class Browser:
     async def _run(self, step: Callable[[], T]) -> T:
         with anyio.fail_after(30):
             return await anyio.to_thread.run_sync(step)
+
+
+def _replaced(page: WebElement) -> Callable[[WebDriver], bool]:
+    """Selenium's `staleness_of`, which knows only `StaleElementReferenceException`:
+    chromium may say instead that the node "does not belong to the document", for the
+    same thing (the page it was on is gone), which failed a click now and then."""
+
+    def replaced(_: WebDriver) -> bool:
+        try:
+            page.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as exc:
+            if "does not belong to the document" in str(exc):
+                return True
+            raise
+        return False
+
+    return replaced
 
 
 @contextlib.contextmanager
