@@ -127,17 +127,20 @@ async def test_listeners_are_bounded_per_owner_and_a_client_that_hangs_up_frees_
 async def test_a_listening_client_learns_that_its_parked_task_was_cancelled() -> None:
     """In one process on Docket's memory backend; a parked task's cancellation changes no
     execution, so the front that cancels it announces it to every front itself."""
+    assert (await cancelled_while_listening(tasks_server.app))[-1] == "cancelled"
+
+
+async def cancelled_while_listening(app: FastMCP) -> list[str]:
+    """What a client listening to its `deploy` task hears, the task cancelled once it asks."""
     listening = Listening()
-    async with Client(
-        tasks_server.app, extensions=[listening], elicitation_handler=approve
-    ) as client:
+    async with Client(app, extensions=[listening], elicitation_handler=approve) as client:
         task = await call_tool_task(client, "deploy", {"env": "prod"})
         async with anyio.create_task_group() as tg:
             tg.start_soon(listen, client, [task.task_id])
             await listening.status(task.task_id, "input_required")
             await task.cancel()
             await listening.status(task.task_id, "cancelled", timeout=10)
-    assert listening.statuses(task.task_id)[-1] == "cancelled"
+    return listening.statuses(task.task_id)
 
 
 async def test_a_second_lifespan_of_the_server_still_announces_a_parked_tasks_cancellation(
@@ -160,15 +163,7 @@ async def test_a_second_lifespan_of_the_server_still_announces_a_parked_tasks_ca
 
     async with Client(app) as client:  # the first lifespan: nothing listens
         assert [tool.name for tool in await client.list_tools()] == ["deploy"]
-    listening = Listening()
-    async with Client(app, extensions=[listening], elicitation_handler=approve) as client:
-        task = await call_tool_task(client, "deploy", {"env": "prod"})
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(listen, client, [task.task_id])
-            await listening.status(task.task_id, "input_required")
-            await task.cancel()
-            await listening.status(task.task_id, "cancelled", timeout=10)
-            tg.cancel_scope.cancel()
+    assert (await cancelled_while_listening(app))[-1] == "cancelled"
 
 
 async def test_a_task_that_asks_after_its_stream_started_is_pushed_without_waiting_for_a_recheck(
