@@ -42,8 +42,8 @@ def receiver(request: Any) -> Any:
 
 async def hung_up(request: Any) -> None:
     """Return once the client of `request` (a Starlette `Request`) has hung up."""
-    receive = getattr(request, "receive", None)
-    if callable(receive):
+    receive = receiver(request)
+    if receive is not None:
         while (await receive()).get("type") != "http.disconnect":
             await anyio.sleep(WATCH_SECONDS)
         return

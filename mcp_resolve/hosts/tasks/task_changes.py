@@ -47,6 +47,7 @@ class Changes:
         self.prefix = docket.key("state:")
         self.channel = docket.key(_CHANGED)
         self._waiters: dict[str, set[Callable[[str], None]]] = {}
+        self._bases: dict[tuple[str | None, str], str] = {}  # a watched task's base key
         self._followed: dict[str, int] = {}  # state channel -> streams following it
         self._confirmed: dict[str, asyncio.Event] = {}
         self._pubsub: Any = None
@@ -65,17 +66,24 @@ class Changes:
                     waiting.discard(wake)
                     if not waiting:
                         del self._waiters[task_id]
+                        for scoped in [k for k in self._bases if k[1] == task_id]:
+                            del self._bases[scoped]
 
         return unwatch
 
     async def legs(self, scope: str | None, task_id: str, leg: int) -> set[str]:
         """The state channels of a task's leg `leg` and of the next one (none if the task is
-        not found in `scope`: its read says so)."""
-        async with self.docket.redis() as redis:
-            base = await redis.get(self.docket.key(f"{task_redis_prefix(scope)}:{task_id}"))
-        if base is None:
-            return set()
-        key = _text(base)
+        not found in `scope`: its read says so). A task's base key never changes: it is
+        read once while the task is watched, not on every look."""
+        key = self._bases.get((scope, task_id))
+        if key is None:
+            async with self.docket.redis() as redis:
+                base = await redis.get(self.docket.key(f"{task_redis_prefix(scope)}:{task_id}"))
+            if base is None:
+                return set()
+            key = _text(base)
+            if task_id in self._waiters:
+                self._bases[scope, task_id] = key
         return {self.prefix + leg_execution_key(key, n) for n in (leg, leg + 1)}
 
     async def follow(self, channels: Iterable[str]) -> None:
