@@ -11,6 +11,11 @@ what a held mcp_resolve call is compared with, in the same process:
   the retry that echoes it with the same `inputResponses` awaits the event. The fair floor
   of a held mcp_resolve retry: the SDK parses and keeps that bigger body for the whole call
   (the plain call's body has neither field), whoever serves the tool;
+- `plain_url(order)`: on legacy, the SDK's own tool asking mid-call, as `pay_by_card` does:
+  `ctx.elicit_url` with the same message, page and elicitation id, and once the client
+  consents it awaits the event. The fair floor of a legacy mcp_resolve call waiting after
+  the consent: the SDK's machinery for a request sent mid-call (its request, the client's
+  answer, the session's bookkeeping) is in both;
 - `GET /pending/<order>`: a bare Starlette request awaiting the same event on its open
   connection, the floor of any pending HTTP request;
 - `POST /release`: sets the event, so that every such call and request returns
@@ -121,6 +126,20 @@ async def plain_retry(order: str, ctx: Context) -> str | InputRequiredResult:
 
 
 mcp.add_tool(plain_retry)
+
+
+async def plain_url(order: str, ctx: Context) -> str:
+    """Ask for a URL step mid-call (legacy), then wait until the benchmark releases it."""
+    consent = await ctx.elicit_url(
+        f"Pay for order {order}", f"https://pay.example.com/{order}", f"card-{order}"
+    )
+    if consent.action != "accept":
+        return f"{consent.action} {order}"
+    await _wait(order)
+    return f"released {order}"
+
+
+mcp.add_tool(plain_url)
 
 
 async def pending(request: Request) -> PlainTextResponse:

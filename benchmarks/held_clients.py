@@ -16,7 +16,9 @@ returns the URL question and the consenting retry is held; on legacy the call's 
 brings `elicitation/create`, the client consents and the call waits), `sdk` (the SDK's
 `MCPServer` with a plain tool awaiting an event: the floor of an in-flight tool call),
 `sdk-retry` (2026-07-28 only: the SDK's plain tool that asks first, whose retry, as big as
-`resolve`'s, awaits the event: the floor of a held retry) or
+`resolve`'s, awaits the event: the floor of a held retry), `sdk-url` (legacy only: the
+SDK's own tool asking for the same URL step mid-call, then awaiting the event once the
+client consents: the floor of a legacy call waiting after its consent) or
 `starlette` (a bare Starlette route awaiting the same event: the floor of a pending
 request on an open connection). Calls share an HTTP client 32 at a time: one client's
 connection pool is scanned on every request and every response closed (httpcore), so
@@ -38,7 +40,10 @@ MODERN, LEGACY = "2026-07-28", "2025-11-25"
 CAPS = {"elicitation": {"url": {}}}
 INFO = {"name": "held-bench", "version": "1"}
 PER_CLIENT = 32  # calls sharing one HTTP client (one connection pool)
-TOOLS = {"resolve": "pay_by_card", "sdk": "plain_wait", "sdk-retry": "plain_retry"}
+TOOLS = {
+    "resolve": "pay_by_card", "sdk": "plain_wait", "sdk-retry": "plain_retry",
+    "sdk-url": "plain_url",
+}  # fmt: skip
 ASKS_FIRST = ("resolve", "sdk-retry")  # on 2026-07-28: a question, then the retry waits
 
 

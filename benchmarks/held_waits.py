@@ -19,6 +19,10 @@ benchmarks/held_clients.py open N waits on A over real HTTP, as raw MCP requests
   request state of `pay_by_card`'s size), whose retry with the same answers awaits the
   event: the fair floor of a held retry, whose body the SDK parses and keeps for the whole
   call. mcp_resolve's own part of a held 2026-07-28 call is `resolve` minus `sdk-retry`;
+- `sdk-url` (legacy only): the SDK's own tool asking for the same URL step mid-call
+  (`ctx.elicit_url`), then awaiting the event once the client consents: the fair floor of
+  a legacy call waiting after its consent, the SDK's machinery for a request sent mid-call
+  included. mcp_resolve's own part of a held legacy call is `resolve` minus `sdk-url`;
 - `starlette`: a bare Starlette request awaiting an event (the pending-request floor; one
   run per repeat, it has no generation).
 
@@ -72,7 +76,8 @@ from support.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[1]
 CLIENTS = ROOT / "benchmarks" / "held_clients.py"
-SHORT = {"resolve": "re", "sdk": "sd", "sdk-retry": "sr", "starlette": "st"}  # in order ids
+SHORT = {"resolve": "re", "sdk": "sd", "sdk-retry": "sr", "sdk-url": "su", "starlette": "st"}
+# (SHORT: the kinds' tags in order ids)
 
 
 @contextmanager
@@ -286,7 +291,7 @@ def parse() -> Any:
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--modes", default=f"{MODERN},{LEGACY}")
-    parser.add_argument("--kinds", default="resolve,sdk-retry,sdk,starlette")
+    parser.add_argument("--kinds", default="resolve,sdk-retry,sdk-url,sdk,starlette")
     parser.add_argument("--clients", type=int, default=4, help="client processes")
     parser.add_argument(
         "--rate", type=float, default=200.0,
@@ -359,6 +364,8 @@ async def main() -> None:
                                 continue
                             if kind == "sdk-retry" and mode == LEGACY:  # no retry there
                                 continue
+                            if kind == "sdk-url" and mode != LEGACY:  # no mid-call request
+                                continue
                             logs.append(Path(paid) / f"a{len(logs)}.log")
                             with worker("held_bench_app:app", env, logs[-1]) as a:
                                 tag = f"r{repeat}{mode[:4]}{SHORT[kind]}"
@@ -401,22 +408,21 @@ def report(found: dict[tuple[str, str], list[dict[str, Any]]], options: Any) -> 
             f"{spread([r['cpu_percent'] for r in runs])} | {threads} | "
             f"{spread([r['opened_per_s'] for r in runs])} | {' | '.join(cells)} |"
         )
-    ours, floor = found.get((MODERN, "resolve")), found.get((MODERN, "sdk-retry"))
-    if ours and floor:  # the same run: each repeat's resolve against that repeat's floor
-        kib = [a["kib_per_call"] - b["kib_per_call"] for a, b in zip(ours, floor, strict=False)]
-        kib_after = [
-            a["kib_collected"] - b["kib_collected"] for a, b in zip(ours, floor, strict=False)
-        ]
-        objects_after = [
-            a["objects_collected"] - b["objects_collected"]
-            for a, b in zip(ours, floor, strict=False)
-        ]
-        objects = [
-            a["objects_per_call"] - b["objects_per_call"] for a, b in zip(ours, floor, strict=False)
-        ]
-        print(f"\nmcp_resolve's part of a held {MODERN} call (resolve minus sdk-retry): "
-              f"{spread(kib)} KiB, {spread(objects)} objects tracked; after a full "
-              f"collection {spread(kib_after)} KiB, {spread(objects_after)} objects")  # fmt: skip
+    for mode, fair in ((MODERN, "sdk-retry"), (LEGACY, "sdk-url")):
+        ours, floor = found.get((mode, "resolve")), found.get((mode, fair))
+        if ours and floor:  # the same run: each repeat's resolve against that repeat's floor
+            print(f"\nmcp_resolve's part of a held {mode} call (resolve minus {fair}): "
+                  + ours_over(ours, floor))  # fmt: skip
+
+
+def ours_over(ours: list[dict[str, Any]], floor: list[dict[str, Any]]) -> str:
+    def minus(key: str) -> str:
+        return spread([a[key] - b[key] for a, b in zip(ours, floor, strict=False)])
+
+    return (
+        f"{minus('kib_per_call')} KiB, {minus('objects_per_call')} objects tracked; after a "
+        f"full collection {minus('kib_collected')} KiB, {minus('objects_collected')} objects"
+    )
 
 
 if __name__ == "__main__":
