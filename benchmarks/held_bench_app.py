@@ -112,14 +112,18 @@ RETRY_STATE = json.dumps(
 )
 
 
+def _card_page(order: str) -> ElicitRequestURLParams:
+    """`pay_by_card`'s URL question for `order`: its message, page and elicitation id."""
+    return ElicitRequestURLParams(
+        message=f"Pay for order {order}", url=f"https://pay.example.com/{order}",
+        elicitation_id=f"card-{order}",
+    )  # fmt: skip
+
+
 async def plain_retry(order: str, ctx: Context) -> str | InputRequiredResult:
     """Ask for a URL step, then wait on the retry until the benchmark releases every call."""
     if ctx.request_state is None:
-        page = ElicitRequestURLParams(
-            message=f"Pay for order {order}", url=f"https://pay.example.com/{order}",
-            elicitation_id=f"card-{order}",
-        )  # fmt: skip
-        question = ElicitRequest(params=page)
+        question = ElicitRequest(params=_card_page(order))
         return InputRequiredResult(input_requests={RETRY_KEY: question}, request_state=RETRY_STATE)
     await _wait(order)
     return f"released {order}"
@@ -130,9 +134,8 @@ mcp.add_tool(plain_retry)
 
 async def plain_url(order: str, ctx: Context) -> str:
     """Ask for a URL step mid-call (legacy), then wait until the benchmark releases it."""
-    consent = await ctx.elicit_url(
-        f"Pay for order {order}", f"https://pay.example.com/{order}", f"card-{order}"
-    )
+    page = _card_page(order)
+    consent = await ctx.elicit_url(page.message, page.url, page.elicitation_id)
     if consent.action != "accept":
         return f"{consent.action} {order}"
     await _wait(order)

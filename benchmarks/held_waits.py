@@ -76,8 +76,9 @@ from support.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[1]
 CLIENTS = ROOT / "benchmarks" / "held_clients.py"
+# The kinds' tags in order ids, and the generation a floor exists on (the others: both).
 SHORT = {"resolve": "re", "sdk": "sd", "sdk-retry": "sr", "sdk-url": "su", "starlette": "st"}
-# (SHORT: the kinds' tags in order ids)
+ONLY_ON = {"sdk-retry": MODERN, "sdk-url": LEGACY}  # a retry; a request sent mid-call
 
 
 @contextmanager
@@ -362,9 +363,7 @@ async def main() -> None:
                         for kind in options.kinds.split(","):
                             if kind == "starlette" and mode != options.modes.split(",")[0]:
                                 continue
-                            if kind == "sdk-retry" and mode == LEGACY:  # no retry there
-                                continue
-                            if kind == "sdk-url" and mode != LEGACY:  # no mid-call request
+                            if ONLY_ON.get(kind, mode) != mode:
                                 continue
                             logs.append(Path(paid) / f"a{len(logs)}.log")
                             with worker("held_bench_app:app", env, logs[-1]) as a:
@@ -408,7 +407,7 @@ def report(found: dict[tuple[str, str], list[dict[str, Any]]], options: Any) -> 
             f"{spread([r['cpu_percent'] for r in runs])} | {threads} | "
             f"{spread([r['opened_per_s'] for r in runs])} | {' | '.join(cells)} |"
         )
-    for mode, fair in ((MODERN, "sdk-retry"), (LEGACY, "sdk-url")):
+    for fair, mode in ONLY_ON.items():
         ours, floor = found.get((mode, "resolve")), found.get((mode, fair))
         if ours and floor:  # the same run: each repeat's resolve against that repeat's floor
             print(f"\nmcp_resolve's part of a held {mode} call (resolve minus {fair}): "
