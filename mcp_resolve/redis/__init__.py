@@ -1,12 +1,14 @@
 """Several workers on one Redis: at most once (`RedisReplayGuard`), URL completions
 (`RedisCompletionBus`), finished pages (`RedisFinishedPages`), the answers of form pages
-(`RedisPageAnswers`, sealed by the pages) and user-scoped values (`RedisUserValues`,
-sealed with the key ring) shared by every worker.
+(`RedisPageAnswers`, sealed by the pages), user-scoped values (`RedisUserValues`,
+sealed with the key ring) and passkey approvals (`RedisApprovalStore`, sealed by the
+approvals) shared by every worker.
 
 Needs the `redis` extra (`pip install "mcp-resolve[redis]"`), which brings the maintained
 `redis` client; its asyncio API runs on asyncio (uvicorn, the SDK's own transports).
 """
 
+from .approval_store import RedisApprovalStore
 from .client import RedisUnavailable
 from .completion_bus import RedisCompletionBus
 from .finished_pages import RedisFinishedPages
@@ -15,6 +17,7 @@ from .replay_guard import RedisReplayGuard
 from .user_values import RedisUserValues
 
 __all__ = [
+    "RedisApprovalStore",
     "RedisCompletionBus",
     "RedisFinishedPages",
     "RedisPageAnswers",
