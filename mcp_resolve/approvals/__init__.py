@@ -9,10 +9,10 @@ facades above `pages`, whose browser identity, links and headers it reuses; only
 docs/approvals.md states what it promises and what it does not.
 """
 
+from .approval_store import ApprovalStore, MemoryApprovalStore, StoreFull
 from .approving import ApprovalConfigError, Approvals
 from .asks import Approval
 from .passkeys import Passkey
-from .approval_store import ApprovalStore, MemoryApprovalStore, StoreFull
 
 __all__ = [
     "Approval",

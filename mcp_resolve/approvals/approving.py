@@ -34,12 +34,12 @@ from ..state.keys import KeyRing
 from ..user import User
 from .approval_link import ApprovalLinks
 from .approval_page import ApprovalPage, SecondApprovers
+from .approval_store import ApprovalStore, MemoryApprovalStore
 from .asks import Approval, Asks
 from .ceremony import Ceremony
 from .page_parts import Forgery
 from .passkey_page import PasskeyPage
 from .passkeys import UserPasskeys
-from .approval_store import ApprovalStore, MemoryApprovalStore
 from .vault import Vault
 
 DEFAULT_PATH = "/mcp-resolve/approvals"

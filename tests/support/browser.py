@@ -93,7 +93,7 @@ class Browser:
             )
             page = self.driver.find_element(By.TAG_NAME, "html")
             button.click()
-            WebDriverWait(self.driver, 20).until(replaced(page))  # the next page is in
+            WebDriverWait(self.driver, 20).until(_replaced(page))  # the next page is in
 
         await self._run(click)
 
@@ -137,7 +137,7 @@ class Browser:
             return await anyio.to_thread.run_sync(step)
 
 
-def replaced(page: WebElement) -> Callable[[WebDriver], bool]:
+def _replaced(page: WebElement) -> Callable[[WebDriver], bool]:
     """Selenium's `staleness_of`, which knows only `StaleElementReferenceException`:
     chromium may say instead that the node "does not belong to the document", for the
     same thing (the page it was on is gone), which failed a click now and then."""

@@ -16,11 +16,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import httpx2
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticatorOptions
-from selenium.webdriver.support.wait import WebDriverWait
 
-from support.browser import Browser, replaced
+from support.browser import Browser
 
 
 def authenticator(browser: Browser, *, verified: bool = True) -> None:
@@ -58,6 +58,18 @@ async def approve(browser: Browser, link: str) -> str:
     await browser.open(link)
     await browser.click("Approve with your passkey")
     return await browser.text()
+
+
+async def press(browser: Browser, text: str) -> None:
+    """Press the page's button that reads `text`, without waiting for another page."""
+    button = f"//button[normalize-space()='{text}']"
+    await browser._run(lambda: browser.driver.find_element(By.XPATH, button).click())
+
+
+async def follow(browser: Browser, text: str) -> None:
+    """Follow the page's link that reads `text` and wait for the page it leads to."""
+    link = await browser._run(lambda: browser.driver.find_element(By.LINK_TEXT, text))
+    await browser.open(str(link.get_attribute("href")))
 
 
 async def page_options(browser: Browser, kind: str = "get") -> dict[str, Any]:
@@ -110,21 +122,21 @@ async def ceremony(browser: Browser, kind: str, options: dict[str, Any]) -> str:
     return result["answer"]
 
 
-async def post_form(browser: Browser, fields: dict[str, str]) -> str:
-    """Fill the page's first form's fields and submit it, bypassing its script; the text
-    of the page that comes back."""
+async def form_fields(browser: Browser) -> dict[str, str]:
+    """The hidden fields of the page's first form (its anti-forgery value among them)."""
 
-    def submit() -> None:
-        form = browser.driver.find_element(By.CSS_SELECTOR, "form")
-        browser.driver.execute_script(
-            "const [form, fields] = arguments;"
-            "for (const [name, value] of Object.entries(fields)) form.elements[name].value = value;"
-            "HTMLFormElement.prototype.submit.call(form);",
-            form,
-            fields,
-        )
+    def read() -> dict[str, str]:
+        found = browser.driver.find_elements(By.CSS_SELECTOR, "form input[type=hidden]")
+        return {f.get_attribute("name") or "": f.get_attribute("value") or "" for f in found}
 
-    page = await browser._run(lambda: browser.driver.find_element(By.TAG_NAME, "html"))
-    await browser._run(submit)
-    await browser._run(lambda: WebDriverWait(browser.driver, 20).until(replaced(page)))
-    return await browser.text()
+    return await browser._run(read)
+
+
+async def post_as_browser(browser: Browser, url: str, fields: dict[str, str]) -> httpx2.Response:
+    """POST `fields` to `url` with this browser's cookies and its `Origin`: what the page's
+    form would send, with whatever the test puts in it (the page's script bypassed)."""
+    cookies = await browser._run(browser.driver.get_cookies)
+    jar = "; ".join(f"{c['name']}={c['value']}" for c in cookies)
+    origin = "/".join(url.split("/")[:3])
+    async with httpx2.AsyncClient() as http:
+        return await http.post(url, data=fields, headers={"Cookie": jar, "Origin": origin})
