@@ -17,6 +17,7 @@ fill); every approval has a deadline. docs/approvals.md states what it promises.
 from __future__ import annotations
 
 import ipaddress
+import math
 import time
 from collections.abc import Callable
 from typing import Any, Literal
@@ -182,7 +183,7 @@ class Approvals:
                 asked = None  # another call took it: this one is asked anew
         if asked is None or asked.four_eyes != bool(four_eyes):
             asked = await self._asks.open(base, message, user, tag, deadline, bool(four_eyes))
-        left = max(asked.deadline - self._clock(), 1.0)
+        left = max(math.ceil(asked.deadline - self._clock()), 1)  # whole seconds, as said
         return ElicitURL(
             message,
             f"{self.base}/{self._links.token(asked, 'first')}",

@@ -252,3 +252,23 @@ async def test_a_press_on_the_button_with_no_authenticator_approves_nothing() ->
             assert refused.status_code == 400
             assert "No passkey answered: nothing was approved." in refused.text
             await not_approved(site, link)
+
+
+async def test_an_assertion_older_than_one_already_seen_is_refused(
+    site: ApprovalSite, browser: Browser
+) -> None:
+    """The authenticator counts its signatures: one that comes back with a count the
+    server has seen go past is a copy of the key (or a held-back answer), refused."""
+    await ready(browser, site)
+    api = await asked(site, "acme/api")
+    await browser.open(api)
+    api_fields = await form_fields(browser)
+    older = await ceremony(browser, "get", await page_options(browser))  # signed first
+    web = await asked(site, "acme/web")
+    await browser.open(web)
+    newer = await ceremony(browser, "get", await page_options(browser))
+    fields = {**await form_fields(browser), "assertion": newer}
+    assert (await post_as_browser(browser, web, fields)).status_code == 200
+    refused = await post_as_browser(browser, api, {**api_fields, "assertion": older})
+    assert refused.status_code == 403
+    assert await asked(site, "acme/api") == api
