@@ -9,9 +9,13 @@ the `Origin` (403), the anti-forgery value (403) and the state (403), then claim
 state's id once (410 for a replay), and only then runs the ceremony.
 
 Adding the first passkey needs the sign-in alone: the user's sign-in is what binds a
-passkey to them, so a user should add one soon after signing in. Adding another, or
-removing one, also needs an assertion, user verified, by a passkey they already have, so
-a stolen sign-in cookie can neither add the thief's passkey nor remove the user's own.
+passkey to them, so a user should add one soon after signing in. Adding another takes two
+steps: "Add another passkey" first asks for an assertion, user verified, by a passkey they
+already have, and only the page that answers it (its state marked confirmed, used once)
+offers to add one; removing one needs such an assertion too. So a stolen sign-in cookie
+can neither add the thief's passkey nor remove the user's own. (Two steps, not one click
+with both ceremonies: a browser may allow one ceremony per click, and a second
+authenticator, a phone beside a laptop, is often the one that adds.)
 `back` brings the user back to the approval page that sent them here (only an approval
 link of this server is taken: never an open redirect).
 """
@@ -84,14 +88,18 @@ class PasskeyPage:
         back = self._back(request.query_params.get("back", ""))
         return await self._show(request, user, back)
 
-    async def _show(self, request: Request, user: User, back: str, said: str = "") -> Response:
+    async def _show(
+        self, request: Request, user: User, back: str, said: str = "", confirmed: bool = False
+    ) -> Response:
         tag = self.vault.user_tag(user)
         known = await self.passkeys.of(user)
-        state, nonce = self._state(tag)
+        confirmed = confirmed or not known  # the first passkey needs the sign-in alone
+        state, nonce = self._state(tag, confirmed)
         browser = self.forgery.browser(request)
         common = (
             hidden("csrf", self.forgery.value(f"passkeys:{tag}", browser))
             + hidden("state", state)
+            + hidden("back", back)
             + hidden("assertion")
         )
         ids = [s.credential_id for s in known]
@@ -112,25 +120,26 @@ class PasskeyPage:
             parts.append("</ul>")
         else:
             parts.append("<p>You have no passkey on this server yet.</p>")
-        creating = self.ceremony.creation_options(
-            self._challenge(nonce, "create"), self._handle(user), user.subject, ids
-        )
-        confirm = (
-            options_attribute(
-                "get", self.ceremony.request_options(self._challenge(nonce, "confirm"), ids)
+        if confirmed:
+            creating = self.ceremony.creation_options(
+                self._challenge(nonce, "create"), self._handle(user), user.subject, ids
             )
-            if known
-            else ""
-        )
-        parts.append(
-            f'<h2>Add a passkey</h2><form method="post"{options_attribute("create", creating)}'
-            f"{confirm}>{common}{hidden('action', 'add')}{hidden('attestation')}"
-            f"{hidden('back', back)}"
-            f'<p><label for="label">Name</label><br><input id="label" name="label" '
-            f'maxlength="{MAX_LABEL}" placeholder="This laptop"></p>'
-            '<button type="submit">Add a passkey</button></form>'
-            '<p id="problem" role="alert" hidden></p>'
-        )
+            parts.append(
+                f'<h2>Add a passkey</h2><form method="post"{options_attribute("create", creating)}>'
+                f"{common}{hidden('action', 'add')}{hidden('attestation')}"
+                f'<p><label for="label">Name</label><br><input id="label" name="label" '
+                f'maxlength="{MAX_LABEL}" placeholder="This laptop"></p>'
+                '<button type="submit">Add a passkey</button></form>'
+            )
+        else:
+            asking = self.ceremony.request_options(self._challenge(nonce, "confirm"), ids)
+            parts.append(
+                "<h2>Add a passkey</h2><p>First confirm with a passkey you have.</p>"
+                f'<form method="post"{options_attribute("get", asking)}>{common}'
+                f"{hidden('action', 'confirm')}"
+                '<button type="submit">Add another passkey</button></form>'
+            )
+        parts.append('<p id="problem" role="alert" hidden></p>')
         if back:
             parts.append(
                 f'<p><a href="{html.escape(f"{self.base}/{back}")}">Back to the approval</a></p>'
@@ -147,34 +156,34 @@ class PasskeyPage:
             return plain(403, "Refused", "This form was sent from another site.")
         if not self.forgery.valid(f"passkeys:{tag}", request, form.get("csrf", "")):
             return plain(403, "Refused", "Open the page again and use its buttons.")
-        nonce = self._read(form.get("state", ""), tag)
-        if nonce is None:
+        state = self._read(form.get("state", ""), tag)
+        if state is None:
             return plain(403, "Refused", "This page has expired; open it again.")
+        nonce, confirmed = state
         if not await self.vault.add(self.vault.key("passkeys-page", nonce), 1, PAGE_TTL + 60):
             return plain(410, "Already used", "This page was used already; open it again.")
         known = await self.passkeys.of(user)
         action, back = form.get("action"), self._back(form.get("back", ""))
         try:
-            if action == "add":
-                said = await self._add(user, nonce, known, form)
+            if action == "confirm" and known:
+                await self._confirmed(user, known, self._challenge(nonce, "confirm"), form)
+                return await self._show(request, user, back, "Confirmed.", confirmed=True)
+            if action == "add" and (confirmed or not known):
+                said = await self._add(user, nonce, form)
             elif action == "remove":
                 said = await self._remove(user, nonce, known, form)
             else:
-                return plain(400, "Not valid", "This form is not valid.")
+                return plain(403, "Refused", "Confirm with a passkey you have first.")
         except CeremonyRefused as refused:
             logger.warning("A passkeys page's ceremony was refused: %s", refused)
             return plain(403, "Not changed", "The passkey's answer was not valid: nothing changed.")
         return await self._show(request, user, back, said)
 
-    async def _add(self, user: User, nonce: str, known: list[Stored], form: dict[str, str]) -> str:
-        if known:  # a second passkey is added by the holder of the first
-            await self._confirmed(user, known, self._challenge(nonce, "confirm"), form)
+    async def _add(self, user: User, nonce: str, form: dict[str, str]) -> str:
         made = self.ceremony.register(self._challenge(nonce, "create"), form.get("attestation", ""))
         label = " ".join(form.get("label", "").split())[:MAX_LABEL] or "Passkey"
-        stored = Stored(
-            Passkey(encode(made.credential_id), label, self.clock()), made.credential, made.counter
-        )
-        if not await self.passkeys.add(user, stored):
+        passkey = Passkey(encode(made.credential_id), label, self.clock())
+        if not await self.passkeys.add(user, Stored(passkey, made.credential, made.counter)):
             return "Not added: you have the most passkeys allowed, or this one already."
         return "Passkey added."
 
@@ -196,27 +205,30 @@ class PasskeyPage:
         signed = self.ceremony.verify(challenge, form.get("assertion", ""), credentials)
         await self.passkeys.used(user, encode(signed.credential_id), signed.counter, self.clock())
 
-    def _state(self, user_tag: str) -> tuple[str, str]:
-        """A new state for the page's forms, and its id."""
+    def _state(self, user_tag: str, confirmed: bool) -> tuple[str, str]:
+        """A new state for the page's forms (`confirmed`: a passkey of the user just
+        confirmed adding another), and its id."""
         nonce = secrets.token_urlsafe(16)
         payload = {
             "v": 1,
             "a": self._audience,
             "u": user_tag,
             "r": nonce,
+            "c": confirmed,
             "x": int(self.clock()) + PAGE_TTL,
         }
         return signed_token(self._states, payload), nonce
 
-    def _read(self, state: str, user_tag: str) -> str | None:
-        """The state's id, if this server signed it for this user and it has not expired."""
+    def _read(self, state: str, user_tag: str) -> tuple[str, bool] | None:
+        """The state's id and whether it was confirmed, if this server signed it for this
+        user and it has not expired."""
         payload = opened_token(self._states, state, self._audience, 512)
         if payload is None or payload.get("u") != user_tag:
             return None
         expires, nonce = payload.get("x"), payload.get("r")
         if not isinstance(expires, int) or expires <= self.clock() or not isinstance(nonce, str):
             return None
-        return nonce
+        return nonce, payload.get("c") is True
 
     def _challenge(self, nonce: str, purpose: str, about: Stored | None = None) -> bytes:
         what = [nonce, purpose, "" if about is None else about.passkey.id]
