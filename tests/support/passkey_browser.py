@@ -126,7 +126,8 @@ async def form_fields(browser: Browser) -> dict[str, str]:
     """The hidden fields of the page's first form (its anti-forgery value among them)."""
 
     def read() -> dict[str, str]:
-        found = browser.driver.find_elements(By.CSS_SELECTOR, "form input[type=hidden]")
+        form = browser.driver.find_element(By.TAG_NAME, "form")
+        found = form.find_elements(By.CSS_SELECTOR, "input[type=hidden]")
         return {f.get_attribute("name") or "": f.get_attribute("value") or "" for f in found}
 
     return await browser._run(read)

@@ -175,9 +175,10 @@ async def test_a_stolen_sign_in_cannot_remove_the_users_passkey(
     await add_passkey(alice, site.base)
     await sign_in(bob, site.base, "alice")
     await bob.open(f"{site.base}/mcp-resolve/approvals/passkeys")
-    refused = await post_as_browser(
-        bob, f"{site.base}/mcp-resolve/approvals/passkeys", await form_fields(bob)
-    )
+    fields = await form_fields(bob)
+    mine = bob.driver.find_element(By.NAME, "id").get_attribute("value") or ""
+    fields.update(action="remove", id=mine, assertion="")
+    refused = await post_as_browser(bob, f"{site.base}/mcp-resolve/approvals/passkeys", fields)
     assert refused.status_code == 403
     await press(bob, "Remove")
     assert "No passkey answered" in await bob.wait_for("No passkey answered")
