@@ -73,7 +73,7 @@ class ApprovalPage:
             return refusal
         said = await self.asks.approvers(asked)
         if link.role in said:
-            return self._approved(asked, said, status=410)
+            return self._approved(asked, said, again=True)
         if request.method == "POST":
             return await self._approve(request, link, asked, user)
         return await self._show(request, link, asked, user)
@@ -169,23 +169,21 @@ class ApprovalPage:
                 )
         return self._approved(asked, said)
 
-    def _approved(self, asked: Asked, said: dict[str, User], status: int = 200) -> Response:
+    def _approved(self, asked: Asked, said: dict[str, User], again: bool = False) -> Response:
+        status, title = (410, "Already approved") if again else (200, "Approved")
+        opening = "You approved this already." if again else "Approved."
         missing = [role for role in asked.roles if role not in said]
         if not missing:
-            return plain(
-                status, "Approved", "Approved. You can close this page and return to your app."
-            )
+            return plain(status, title, f"{opening} You can close this page.")
         if "first" in missing:
             return plain(
-                status,
-                "Approved by you",
-                "The person who asked must approve too, on their own link.",
+                status, title, f"{opening} The person who asked must approve too, on their link."
             )
         second = f"{self.base}/{self.links.token(asked, 'second')}"
         return plain(
             status,
-            "Approved by you",
-            "A second person must approve too: send them this link. They sign in, read the "
-            "same words and approve with their own passkey.",
+            title,
+            f"{opening} A second person must approve too: send them this link. They sign "
+            "in, read the same words and approve with their own passkey.",
             extra=f'<p><a href="{html.escape(second)}">{html.escape(second)}</a></p>',
         )
