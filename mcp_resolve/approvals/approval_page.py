@@ -35,6 +35,7 @@ from .page_parts import Forgery, cross_site, document, hidden, options_attribute
 from .passkeys import UserPasskeys
 
 logger = logging.getLogger("mcp_resolve")
+WHAT = "An approval page"
 
 SecondApprovers = Callable[[User], "bool | Awaitable[bool]"]
 
@@ -55,6 +56,13 @@ class ApprovalPage:
     second_approvers: SecondApprovers | None
 
     async def handle(self, request: Request) -> Response:
+        try:
+            return await self._handle(request)
+        except Exception as exc:  # the store (Redis) failed: nothing was approved or changed
+            logger.error("%s could not be served: its store failed (%s)", WHAT, exc)
+            return plain(503, "Try again", "This page cannot be served now; try again.")
+
+    async def _handle(self, request: Request) -> Response:
         link = self.links.read(str(request.path_params.get("token", "")))
         if link is None:
             return plain(404, "Not found", "This link is not valid.")

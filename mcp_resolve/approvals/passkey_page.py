@@ -44,6 +44,7 @@ from .passkeys import MAX_LABEL, Passkey, Stored, UserPasskeys
 from .vault import Vault
 
 logger = logging.getLogger("mcp_resolve")
+WHAT = "The passkeys page"
 
 PAGE_TTL = 600  # seconds a passkeys page's forms stay valid
 
@@ -80,6 +81,13 @@ class PasskeyPage:
         self.origin, self.base, self.clock = origin, base, clock
 
     async def handle(self, request: Request) -> Response:
+        try:
+            return await self._handle(request)
+        except Exception as exc:  # the store (Redis) failed: nothing was approved or changed
+            logger.error("%s could not be served: its store failed (%s)", WHAT, exc)
+            return plain(503, "Try again", "This page cannot be served now; try again.")
+
+    async def _handle(self, request: Request) -> Response:
         user = await self.browser.user_of(request)
         if user is None:
             return plain(401, "Sign in first", "Sign in to this server, then open this page again.")
@@ -122,7 +130,7 @@ class PasskeyPage:
             parts.append("<p>You have no passkey on this server yet.</p>")
         if confirmed:
             creating = self.ceremony.creation_options(
-                self._challenge(nonce, "create"), self._handle(user), user.subject, ids
+                self._challenge(nonce, "create"), self._user_handle(user), user.subject, ids
             )
             parts.append(
                 f'<h2>Add a passkey</h2><form method="post"{options_attribute("create", creating)}>'
@@ -234,7 +242,7 @@ class PasskeyPage:
         what = [nonce, purpose, "" if about is None else about.passkey.id]
         return base64.urlsafe_b64decode(self._challenges.sign(canonical(what)) + "=")
 
-    def _handle(self, user: User) -> bytes:
+    def _user_handle(self, user: User) -> bytes:
         """The WebAuthn user handle: 16 opaque bytes, the same for the user every time."""
         made = self._handles.sign(canonical([user.subject, user.issuer]))
         return base64.urlsafe_b64decode(made + "=")[:16]
