@@ -1,0 +1,141 @@
+"""Repositories: a destructive tool that runs only once a person approved it with a passkey.
+
+`delete_repository` is behind `approvals.require(...)`: the MCP client is asked a URL
+question, the signed-in user opens this server's approval page, reads the exact words and
+approves with a passkey (a fingerprint, a face, a PIN); then, and only then, the call runs.
+The client's or the model's own "accept" approves nothing, and one approval lets one call
+through. A user without a passkey adds one on `/mcp-resolve/approvals/passkeys` first (the
+approval page leads there and back).
+
+Environment (every worker gets the same; a real deployment reads them from its secrets):
+
+- `MCP_RESOLVE_STATE_KEYS`: the key ring (32 characters or more) that signs the links and
+  seals the passkeys, the approvals and the 2026-07-28 request state (generated when
+  unset: one process only);
+- `REPOSITORIES_BASE_URL`: this server's origin as browsers reach it; passkeys need a
+  domain over HTTPS, or `http://localhost:PORT` (default `http://localhost:8000`);
+- `REPOSITORIES_TOKEN_SECRET`: signs the MCP access tokens of this example's stand-in
+  authorization server (below).
+
+Run with `python examples/repositories.py --http 127.0.0.1:8000` (endpoint `/mcp`);
+`mcp-resolve demo` runs it and plays the user's browser with chromium's virtual
+authenticator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import hmac
+import os
+import secrets
+from typing import Annotated
+
+from mcp.server import MCPServer
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import RequestStateSecurity
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
+
+from mcp_resolve import ElicitURL, Resolve, User
+from mcp_resolve.approvals import Approval, Approvals
+from mcp_resolve.mcp import resolved
+from mcp_resolve.pages import SignedInCookie
+from mcp_resolve.seal import KeyRing
+
+STATE_KEYS = [
+    key.strip()
+    for key in (os.environ.get("MCP_RESOLVE_STATE_KEYS") or secrets.token_urlsafe(32)).split(",")
+]
+keys = KeyRing(*STATE_KEYS)
+BASE = os.environ.get("REPOSITORIES_BASE_URL", "http://localhost:8000").rstrip("/")
+TOKEN_SECRET = os.environ.get("REPOSITORIES_TOKEN_SECRET") or secrets.token_urlsafe(32)
+
+# Across workers: the same keys and base URL everywhere, store=RedisApprovalStore(...) and
+# RedisCompletionBus; the in-memory defaults here serve one process.
+signed_in = SignedInCookie(keys, secure=BASE.startswith("https://"))
+approvals = Approvals(keys, BASE, browser=signed_in)
+REPOSITORIES = {"acme/web", "acme/api"}
+
+
+def mcp_token(user: str) -> str:
+    """An MCP access token of the stand-in authorization server: the user and an HMAC."""
+    return f"{user}.{hmac.new(TOKEN_SECRET.encode(), user.encode(), hashlib.sha256).hexdigest()}"
+
+
+class StandInTokens:
+    """The MCP server's token verifier. Stands in for your authorization server, which a
+    real deployment points `AuthSettings.issuer_url` at."""
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        user = token.rpartition(".")[0]
+        if not user or not hmac.compare_digest(token, mcp_token(user)):
+            return None
+        return AccessToken(token=token, client_id="repositories", scopes=[], subject=user)
+
+
+mcp = MCPServer(
+    "Repositories",
+    auth=AuthSettings(
+        issuer_url="https://auth.example.com",  # your authorization server
+        resource_server_url=f"{BASE}/mcp",
+        validate_token_resource=False,  # the stand-in tokens name no resource
+    ),
+    token_verifier=StandInTokens(),
+    request_state_security=RequestStateSecurity(keys=STATE_KEYS),
+)
+
+
+@mcp.custom_route("/sign-in", methods=["GET", "POST"])
+async def sign_in(request: Request) -> Response:
+    """The browser's sign-in: it proves its user with an MCP token the verifier accepts and
+    gets the signed cookie the pages check. A real deployment signs the browser in with its
+    identity provider (the one that issues the MCP tokens) and sets the same cookie."""
+    if request.method == "GET":
+        return HTMLResponse(
+            '<form method="post"><input name="token" type="password">'
+            "<button>Sign in</button></form>"
+        )
+    if request.headers.get("origin") != BASE:  # another site signing this browser in as
+        return PlainTextResponse("refused", status_code=403)  # someone else (login CSRF)
+    declared = request.headers.get("content-length", "")
+    if not declared.isdigit() or int(declared) > 2048:  # a token is short: read no more
+        return PlainTextResponse("too large", status_code=413)
+    access = await StandInTokens().verify_token(str((await request.form()).get("token", "")))
+    if access is None or access.subject is None:
+        return PlainTextResponse("unknown token", status_code=401)
+    response = PlainTextResponse(f"Signed in as {access.subject}.")
+    signed_in.set(response, User(access.subject))
+    return response
+
+
+async def deletion(repo: str) -> Approval | ElicitURL:
+    """A person's passkey approval of exactly this deletion; until then, the page."""
+    return await approvals.require(f"Delete repository {repo}", ref=f"delete {repo}")
+
+
+@mcp.tool()
+@resolved
+async def delete_repository(repo: str, approval: Annotated[Approval, Resolve(deletion)]) -> str:
+    """Delete a repository, once the signed-in user approved it with their passkey."""
+    REPOSITORIES.discard(repo)
+    return f"Deleted {repo}, approved by {approval.approvers[0].subject}."
+
+
+approvals.mount(mcp)
+
+
+def main() -> None:
+    """Streamable HTTP only: the pages need a server browsers reach."""
+    parser = argparse.ArgumentParser(description="The Repositories MCP server.")
+    parser.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP at /mcp")
+    options = parser.parse_args()
+    if options.http is None:
+        parser.error("--http HOST:PORT is needed: the approval pages are served there")
+    host, _, port = options.http.rpartition(":")
+    mcp.run("streamable-http", host=host, port=int(port))
+
+
+if __name__ == "__main__":
+    main()
