@@ -38,9 +38,9 @@ from mcp.client.session import ElicitationFnT, SamplingFnT
 from mcp.shared.exceptions import MCPError
 
 from .accounts import missing, signed_in_client
-from .approvals import approving_client
-from .approvals import missing as passkeys_missing
 from .processes import example_names, example_path, http_server
+from .repositories import approving_client
+from .repositories import missing as passkeys_missing
 from .terminal import Dismissed, fill_form
 
 
