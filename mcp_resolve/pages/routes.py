@@ -3,12 +3,15 @@
 Both methods verify, in this order, and answer a plain page with no detail otherwise:
 the token's tag and audience (404: not a link of this server), its expiry (410), and,
 for a link made for a user, the browser's user (401 with no sign-in, 403 for another
-user). GET then shows the page with a form carrying an anti-forgery value bound to the
-link and to a random cookie of this browser (`SameSite=Strict`, `HttpOnly`). POST also
+user). GET then shows the page: the question's own text (from the link, HTML-escaped),
+so that what the user confirms is what the server asked, and a form carrying an
+anti-forgery value bound to the link and to a random cookie of this browser
+(`SameSite=Strict`, `HttpOnly`). POST also
 requires: a form body of at most `MAX_BODY` bytes (413), the `Origin` of the pages' own
 site when the browser sends one (403), the anti-forgery value (403), and a first use of
 the question (410 for a replay, claimed in the replay guard until the link expires).
-Only then is the question recorded as finished and `complete()` called for it.
+Only then is the question recorded as finished (a record sealed for that question and
+user, `finished`) and `complete()` called for it.
 
 Every response carries `Cache-Control: no-store`, `Referrer-Policy: same-origin` (the
 link, in the address, is never sent to another site; `no-referrer` would make browsers
@@ -35,7 +38,7 @@ from ..protocol.completion import announce
 from ..state.at_most_once import CLOCK_SKEW
 from ..state.replay_guard import ReplayGuard
 from .browser import BrowserIdentity
-from .finished import FinishedPages
+from .finished import FinishedRecords
 from .form_answers import MemoryPageAnswers, PageAnswers
 from .link import Link, Signer
 
@@ -75,7 +78,7 @@ class PageRoutes:
     signer: Signer
     browser: BrowserIdentity | None
     guard: ReplayGuard
-    finished: FinishedPages
+    finished: FinishedRecords
     texts: dict[str, PageText]
     origin: str
     path: str
@@ -95,7 +98,7 @@ class PageRoutes:
             return refusal
         if request.method == "POST":
             return await self._finish(request, link)
-        if await self.finished.finished(link.elicitation_id):
+        if await self.finished.finished(link.elicitation_id, link.user_tag):
             return _page(410, "Already done", "This link was already used.")
         return self._show(request, link)
 
@@ -122,12 +125,13 @@ class PageRoutes:
         if not 20 <= len(browser) <= 64:
             browser = secrets.token_urlsafe(24)
         csrf = self.signer.csrf(link.token, browser)
+        question = f"<p><strong>{html.escape(link.message)}</strong></p>"
         if form is not None:
-            body = form.render(csrf, errors or {}, echo or {})
+            body = question + form.render(csrf, errors or {}, echo or {})
             response = _page(400 if errors else 200, form.title, body, raw=True)
         elif text is not None:
             body = (
-                f"<p>{html.escape(text.text)}</p>"
+                f"{question}<p>{html.escape(text.text)}</p>"
                 '<form method="post">'
                 f'<input type="hidden" name="csrf" value="{html.escape(csrf)}">'
                 f'<button type="submit">{html.escape(text.button)}</button>'
@@ -172,7 +176,7 @@ class PageRoutes:
         elif link.page not in self.texts:
             return _page(404, "Not found", "This link is not valid.")
         try:  # recorded before it is claimed: a claimed question is always found finished
-            await self.finished.record(link.elicitation_id, expires)
+            await self.finished.record(link.elicitation_id, link.user_tag, expires)
             first = await self.guard.claim(
                 f"page:{link.elicitation_id}", expires, owner=link.user_tag or None
             )
