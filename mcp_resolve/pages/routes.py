@@ -6,12 +6,13 @@ for a link made for a user, the browser's user (401 with no sign-in, 403 for ano
 user). GET then shows the page: the question's own text (from the link, HTML-escaped),
 so that what the user confirms is what the server asked, and a form carrying an
 anti-forgery value bound to the link and to a random cookie of this browser
-(`SameSite=Strict`, `HttpOnly`). POST also
-requires: a form body of at most `MAX_BODY` bytes (413), the `Origin` of the pages' own
-site when the browser sends one (403), the anti-forgery value (403), and a first use of
-the question (410 for a replay, claimed in the replay guard until the link expires).
-Only then is the question recorded as finished (a record sealed for that question and
-user, `finished`) and `complete()` called for it.
+(`SameSite=Strict`, `HttpOnly`). POST also requires: a form body of at most `MAX_BODY`
+bytes (413), the `Origin` of the pages' own site when the browser sends one (403), the
+anti-forgery value (403), and a first use of the question (410 for a replay, claimed in
+the replay guard until the link expires). Only then is the question recorded as
+finished (a record sealed for that question and user, `finished`) and `complete()`
+called for it. A store that cannot be asked (`StoreUnavailable`, such as Redis down)
+makes a 503 page that says to try again, and one log line; what was kept before stays.
 
 Every response carries `Cache-Control: no-store`, `Referrer-Policy: same-origin` (the
 link, in the address, is never sent to another site; `no-referrer` would make browsers
@@ -34,6 +35,7 @@ from urllib.parse import parse_qs, urlsplit
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from ..errors import StoreUnavailable
 from ..protocol.completion import announce
 from ..state.at_most_once import CLOCK_SKEW
 from ..state.replay_guard import ReplayGuard
@@ -98,7 +100,12 @@ class PageRoutes:
             return refusal
         if request.method == "POST":
             return await self._finish(request, link)
-        if await self.finished.finished(link.elicitation_id, link.user_tag):
+        try:
+            done = await self.finished.finished(link.elicitation_id, link.user_tag)
+        except Exception as exc:
+            store_failed("A page could not be shown", exc)
+            return _page(503, "Try again", "This page cannot be shown now; try again shortly.")
+        if done:
             return _page(410, "Already done", "This link was already used.")
         return self._show(request, link)
 
@@ -168,8 +175,8 @@ class PageRoutes:
                 return self._show(request, link, errors, form_page.echo(form))
             try:
                 kept = await form_page.keep(link, submitted, expires)
-            except Exception:
-                logger.exception("A form page's answer could not be kept (its store failed)")
+            except Exception as exc:
+                store_failed("A form page's answer could not be kept", exc)
                 return _page(503, "Try again", "This page could not be finished now; try again.")
             if not kept:
                 return _page(410, "Already done", "This link was already used.")
@@ -180,17 +187,27 @@ class PageRoutes:
             first = await self.guard.claim(
                 f"page:{link.elicitation_id}", expires, owner=link.user_tag or None
             )
-        except Exception:
-            logger.exception("A page could not be finished (its store failed)")
+        except Exception as exc:
+            store_failed("A page could not be finished", exc)
             return _page(503, "Try again", "This page could not be finished now; try again.")
         if not first:
             return _page(410, "Already done", "This link was already used.")
         try:
             await announce(link.elicitation_id)
-        except Exception:  # the completion bus failed: the waiting call may not wake
-            logger.exception("A finished page could not complete its question")
+        except Exception as exc:  # the completion bus failed: the waiting call may not wake
+            store_failed("A finished page could not complete its question", exc)
             return _page(200, "Done", "Done. If your app still waits, ask it to try again.")
         return _page(200, "Done", "Done. You can close this page and return to your app.")
+
+
+def store_failed(what: str, exc: Exception) -> None:
+    """Log a route's failure once, from its `except` clause: for a store that could not be
+    asked, one line saying which store and why (none if the store said it already); for
+    anything else, which is a bug, its traceback."""
+    if not isinstance(exc, StoreUnavailable):
+        logger.exception(what)
+    elif not exc.logged:
+        logger.warning("%s: the %s is unavailable (%s)", what, exc.store, exc.detail)
 
 
 async def _form(request: Request) -> dict[str, str] | None:

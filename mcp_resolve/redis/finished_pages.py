@@ -22,6 +22,8 @@ from redis.exceptions import RedisError
 
 from .client import DEFAULT_TIMEOUT, check_timeout, client_for, namespace, unavailable
 
+STORE = "store of finished pages"  # as a client reads it when Redis is down
+
 
 class PageKeys:
     """What the Redis stores of the pages share: a client (built from a URL, or given), a
@@ -82,14 +84,14 @@ class RedisFinishedPages(PageKeys):
             with anyio.fail_after(self.timeout):
                 await self.redis.set(self.prefix + elicitation_id, sealed, px=lifetime_ms)
         except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout) from exc
+            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
 
     async def read(self, elicitation_id: str) -> str | None:
         try:
             with anyio.fail_after(self.timeout):
                 raw = await self.redis.get(self.prefix + elicitation_id)
         except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout) from exc
+            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
         if raw is None:
             return None
         return raw.decode("ascii", "replace") if isinstance(raw, bytes) else str(raw)
