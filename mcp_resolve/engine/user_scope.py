@@ -82,6 +82,11 @@ def use_shared_values(store: SharedValues | None) -> None:
     _shared[:] = [] if store is None else [store]
 
 
+def shared_values() -> SharedValues | None:
+    """The store the user scopes opened from now on share their values through, if any."""
+    return _shared[0] if _shared else None
+
+
 class UserValues(AppScope):
     """One user's values, over the server's app scope; what a call of that user runs with."""
 

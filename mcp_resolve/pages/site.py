@@ -26,13 +26,14 @@ from ..protocol.signed_in import signed_in_user
 from ..seconds import seconds
 from ..state.at_most_once import CLOCK_SKEW
 from ..state.keys import KeyRing
-from ..state.replay_guard import MemoryReplayGuard, ReplayGuard
+from ..state.replay_guard import ReplayGuard
 from ..state.seal import StateSealer
 from .browser import BrowserIdentity, SignedInCookie
-from .finished import FinishedPages, FinishedRecords, MemoryFinishedPages, check_finished_pages
-from .form_answers import MemoryPageAnswers, PageAnswers
+from .finished import FinishedPages, FinishedRecords, check_finished_pages
+from .form_answers import PageAnswers
 from .forms import SecretForm
 from .link import Signer, digest
+from .page_stores import PageStores, check_answers, check_together, chosen, mounted
 from .routes import PageRoutes, PageText, origin_of
 
 DEFAULT_PATH = "/mcp-resolve/pages"
@@ -56,7 +57,9 @@ class Pages:
     finishable once (across workers, a shared guard such as `RedisReplayGuard`);
     `finished` records which were finished (in memory by default: one process);
     `answers` keeps what users submitted on form pages, sealed (`secret_form`; in memory
-    by default, `RedisPageAnswers` across workers).
+    by default, `RedisPageAnswers` across workers). `stores` gives all three at once
+    (`RedisStores(url, keys=..., audience=...)`, one Redis); a guard and a finished store
+    of which only one is shared between workers are refused (`page_stores`).
 
     Without MCP authorization there is no user to bind a page to: `ask()` is refused
     unless `anonymous=True`, in which case whoever holds the link may finish it (the link
@@ -74,6 +77,7 @@ class Pages:
         guard: ReplayGuard | None = None,
         finished: FinishedPages | None = None,
         answers: PageAnswers | None = None,
+        stores: PageStores | None = None,
         anonymous: bool = False,
         page: PageText = CONTINUE,
         clock: Callable[[], float] = time.time,
@@ -94,10 +98,9 @@ class Pages:
             if browser is not None
             else SignedInCookie(keys, secure=origin.startswith("https://"), clock=clock)
         )
-        self.guard: ReplayGuard = guard if guard is not None else MemoryReplayGuard()
-        self.store: FinishedPages = finished if finished is not None else MemoryFinishedPages()
+        self.guard, self.store, self.answers = chosen(stores, guard, finished, answers)
         check_finished_pages(self.store)
-        self.answers: PageAnswers = answers if answers is not None else MemoryPageAnswers()
+        self._shared = check_together(self.guard, self.store)
         self._clock = clock
         self._signer = Signer(keys, self.base)
         self._sealer = StateSealer(  # the answers of form pages, for as long as a link lives
@@ -175,6 +178,7 @@ class Pages:
             answers=self.answers,
             sealer=self._sealer,
         )
+        check_answers(self.store, self.answers)
         known = self._endpoint.forms.get(form.page)
         if known is not None and known.model is not model:
             raise ValueError(f"Pages.secret_form(): a form named {form.name!r} exists already")
@@ -190,6 +194,7 @@ class Pages:
         their `custom_route`, which no MCP authorization guards: the page checks the
         browser's user itself), or a Starlette app (such as the low-level `Server`'s
         `streamable_http_app()`)."""
+        mounted(server, self._shared)
         custom = getattr(server, "custom_route", None)
         if callable(custom):
             custom(f"{self.path}/{{token}}", methods=["GET", "POST"])(self._endpoint.handle)

@@ -33,7 +33,7 @@ from starlette.routing import Route
 
 from mcp_resolve import ElicitURL, Resolve, User
 from mcp_resolve.mcp import resolved
-from mcp_resolve.pages import FinishedPages, Pages, SecretForm, SignedInCookie
+from mcp_resolve.pages import Pages, PageStores, SecretForm, SignedInCookie
 from mcp_resolve.seal import KeyRing
 
 from .live_server import serving
@@ -111,18 +111,18 @@ async def pay(order: str, amount: str, paid: Annotated[str, Resolve(payment)]) -
 
 @contextlib.asynccontextmanager
 async def secret_site(
-    ttl: float = TTL, host: str = "mcpserver", finished: FinishedPages | None = None
+    ttl: float = TTL, host: str = "mcpserver", stores: PageStores | None = None
 ) -> AsyncIterator[SecretSite]:
     """The site, on `MCPServer` by default; `host="lowlevel"` or `"fastmcp"` serves the
     same tools through the SDK's Streamable HTTP app of that host (`support.trust_kit`),
     under the same authorization, the pages and the sign-in mounted on that app.
-    `finished` is the pages' store of finished questions (in memory by default)."""
+    `stores` are the pages' stores (in memory by default)."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     clock = Clock()
     keys = KeyRing(KEY)
     signed_in = SignedInCookie(keys, secure=False, clock=clock)
-    pages = Pages(keys, base, ttl=ttl, browser=signed_in, clock=clock, finished=finished)
+    pages = Pages(keys, base, ttl=ttl, browser=signed_in, clock=clock, stores=stores)
     form = pages.secret_form(TrackerKey, title="Tracker API key")
 
     async def sign_in(request: Request) -> Response:

@@ -21,9 +21,10 @@ import mcp_types as types
 import pytest
 from support.redis_server import RedisServer
 from support.secret_site import SecretSite, mcp_client, secret_site
-from support.trust_kit import MODES
+from support.trust_kit import KEY, MODES
 
-from mcp_resolve.redis import RedisFinishedPages
+from mcp_resolve.redis import RedisFinishedPages, RedisStores
+from mcp_resolve.seal import KeyRing
 
 pytestmark = pytest.mark.anyio
 
@@ -67,10 +68,10 @@ def id_of(site: SecretSite, link: str) -> str:
 
 @pytest.fixture
 async def redis_site(redis_server: RedisServer) -> AsyncIterator[SecretSite]:
-    store = RedisFinishedPages(redis_server.url, audience=AUDIENCE)
-    async with secret_site(finished=store) as site:
+    stores = RedisStores(redis_server.url, keys=KeyRing(KEY), audience=AUDIENCE)
+    async with secret_site(stores=stores) as site:
         yield site
-    await store.aclose()
+    await stores.aclose()
 
 
 async def test_a_redis_writer_cannot_finish_a_page_question(
