@@ -38,7 +38,7 @@ from ..state.keys import Authenticator, KeyRing
 from ..user import User
 
 MAX_TOKEN = 4096  # characters; a longer path segment is refused before any work
-MAX_MESSAGE = 2048  # bytes of UTF-8: a question's text, carried encrypted in its link
+MAX_MESSAGE = 1024  # bytes of UTF-8: a question's text, carried encrypted in its link
 
 
 @dataclass(frozen=True, slots=True)

@@ -128,8 +128,9 @@ class Pages:
         fallback: Any = LINK_IN_ERROR,
     ) -> ElicitURL:
         """The question that sends the signed-in user to this server's page, which shows
-        `message`, and waits until they finish it (`timeout`: as `ElicitURL`'s). Call it
-        in a resolver, and hand it to `finished()` first.
+        `message` (at most 1 KiB of UTF-8: the link carries it, encrypted), and waits
+        until they finish it (`timeout`: as `ElicitURL`'s). Call it in a resolver, and
+        hand it to `finished()` first.
 
         A client without URL mode gets, by default, a tool error with the link
         (`LINK_IN_ERROR`): the user opens it, finishes, and calls the tool again, which

@@ -23,6 +23,7 @@ from support.redis_server import RedisServer
 from support.secret_site import SecretSite, mcp_client, secret_site
 from support.trust_kit import KEY, MODES
 
+from mcp_resolve.pages import Pages
 from mcp_resolve.redis import RedisFinishedPages, RedisStores
 from mcp_resolve.seal import KeyRing
 
@@ -153,3 +154,10 @@ async def test_the_page_shows_its_message_escaped() -> None:
         assert page.status_code == 200
         assert "Pay &lt;script&gt;alert(1)&lt;/script&gt; EUR for order 7" in page.text
         assert "<script>" not in page.text
+
+
+async def test_a_message_too_long_for_its_link_is_refused_with_the_limit() -> None:
+    pages = Pages(KeyRing(KEY), "https://shop.example", anonymous=True)
+    pages.ask("é" * 512, ref="order-7")  # 1 KiB of UTF-8: fits
+    with pytest.raises(ValueError, match="at most 1024 bytes"):
+        pages.ask("é" * 512 + "!", ref="order-7")
