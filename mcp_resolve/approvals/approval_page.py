@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..pages.browser import BrowserIdentity
+from ..pages.routes import store_failed
 from ..protocol.completion import announce
 from ..user import User
 from .approval_link import ApprovalLink, ApprovalLinks
@@ -58,8 +59,8 @@ class ApprovalPage:
     async def handle(self, request: Request) -> Response:
         try:
             return await self._handle(request)
-        except Exception as exc:  # the store (Redis) failed: nothing was approved or changed
-            logger.error("%s could not be served: its store failed (%s)", WHAT, exc)
+        except Exception as exc:  # a store (Redis) failed: nothing was approved or changed
+            store_failed(f"{WHAT} could not be served", exc)
             return plain(503, "Try again", "This page cannot be served now; try again.")
 
     async def _handle(self, request: Request) -> Response:
@@ -161,8 +162,8 @@ class ApprovalPage:
                 user, encode(signed.credential_id), signed.counter, self.clock()
             )
             first = await self.asks.approve(asked, link.role, user)
-        except Exception:
-            logger.exception("An approval could not be recorded (its store failed)")
+        except Exception as exc:
+            store_failed("An approval could not be recorded", exc)
             return plain(503, "Try again", "This approval could not be recorded now; try again.")
         if not first:
             return plain(410, "Already approved", "This approval was given already.")
@@ -170,8 +171,8 @@ class ApprovalPage:
         if all(role in said for role in asked.roles):
             try:
                 await announce(self.asks.elicitation_id(asked))
-            except Exception:  # the completion bus failed: the waiting call may not wake
-                logger.exception("An approval could not complete its question")
+            except Exception as exc:  # the completion bus failed: the waiting call may not wake
+                store_failed("An approval could not complete its question", exc)
                 return plain(
                     200, "Approved", "Approved. If your app still waits, ask it to try again."
                 )

@@ -29,6 +29,7 @@ from starlette.routing import Route
 from ..markers import LINK_IN_ERROR, NO_FALLBACK, ElicitURL
 from ..pages.browser import BrowserIdentity, SignedInCookie
 from ..pages.routes import origin_of
+from ..protocol.shared_stores import note
 from ..protocol.signed_in import signed_in_user
 from ..seconds import seconds
 from ..state.keys import KeyRing
@@ -210,6 +211,7 @@ class Approvals:
         """Serve the pages on `server`'s HTTP app: an `MCPServer` or a fastmcp server (their
         `custom_route`, which MCP authorization does not guard: the pages check the
         browser's user themselves), or a Starlette app."""
+        note(server, "store of approvals", not isinstance(self.store, MemoryApprovalStore))
         custom = getattr(server, "custom_route", None)
         if callable(custom):
             for route in self.routes():

@@ -35,6 +35,7 @@ from starlette.responses import Response
 
 from ..pages.browser import BrowserIdentity
 from ..pages.link import canonical, opened_token, signed_token
+from ..pages.routes import store_failed
 from ..state.keys import KeyRing
 from ..user import User
 from .approval_link import ApprovalLinks
@@ -83,8 +84,8 @@ class PasskeyPage:
     async def handle(self, request: Request) -> Response:
         try:
             return await self._handle(request)
-        except Exception as exc:  # the store (Redis) failed: nothing was approved or changed
-            logger.error("%s could not be served: its store failed (%s)", WHAT, exc)
+        except Exception as exc:  # a store (Redis) failed: nothing was approved or changed
+            store_failed(f"{WHAT} could not be served", exc)
             return plain(503, "Try again", "This page cannot be served now; try again.")
 
     async def _handle(self, request: Request) -> Response:

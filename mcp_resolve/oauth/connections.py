@@ -28,6 +28,7 @@ from starlette.routing import Route
 from ..markers import LINK_IN_ERROR, ElicitURL
 from ..pages.browser import BrowserIdentity, SignedInCookie
 from ..pages.routes import origin_of
+from ..protocol.shared_stores import note
 from ..protocol.signed_in import signed_in_user
 from ..seconds import seconds
 from ..state.keys import KeyRing
@@ -141,6 +142,7 @@ class OAuth:
         """Serve the connect page and the callback on `server`'s HTTP app: an `MCPServer`
         or a fastmcp server (their `custom_route`, which MCP authorization does not guard:
         both routes check the browser's user themselves), or a Starlette app."""
+        note(server, "store of OAuth tokens", not isinstance(self.store, MemoryOAuthStore))
         custom = getattr(server, "custom_route", None)
         if callable(custom):
             for route in self.routes():

@@ -19,12 +19,15 @@ from redis.exceptions import RedisError
 
 from .client import DEFAULT_TIMEOUT, check_timeout, client_for, namespace, unavailable
 
+STORE = "store of approvals"  # as a client reads it when Redis is down
+
 
 class RedisApprovalStore:
     """`RedisApprovalStore(url, audience=...)`: `redis` a URL or a `redis.asyncio.Redis`
     client, `audience` the server's name (two services on one Redis stay apart). A command
-    Redis does not answer within `timeout` raises `RedisUnavailable`: the page says to try
-    again, and the call ends with a tool error; nothing is approved meanwhile."""
+    Redis does not answer within `timeout` raises `RedisUnavailable` (a `StoreUnavailable`):
+    the page says to try again, the call ends with the tool error saying the store is
+    unavailable; nothing is approved meanwhile."""
 
     def __init__(
         self, redis: str | aioredis.Redis, *, audience: str, timeout: float = DEFAULT_TIMEOUT
@@ -39,7 +42,7 @@ class RedisApprovalStore:
             with anyio.fail_after(self.timeout):
                 raw = await self.redis.get(self.prefix + key)
         except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout) from exc
+            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
         return _text(raw)
 
     async def put(self, key: str, value: str, ttl: float) -> None:
@@ -47,14 +50,14 @@ class RedisApprovalStore:
             with anyio.fail_after(self.timeout):
                 await self.redis.set(self.prefix + key, value, px=_ms(ttl))
         except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout) from exc
+            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
 
     async def add(self, key: str, value: str, ttl: float) -> bool:
         try:
             with anyio.fail_after(self.timeout):
                 done = await self.redis.set(self.prefix + key, value, px=_ms(ttl), nx=True)
         except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout) from exc
+            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
         return bool(done)
 
     async def take(self, key: str) -> str | None:
@@ -65,7 +68,7 @@ class RedisApprovalStore:
                     pipe.delete(self.prefix + key)
                     raw, _ = await pipe.execute()
         except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout) from exc
+            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
         return _text(raw)
 
     async def delete(self, key: str) -> None:
@@ -73,7 +76,7 @@ class RedisApprovalStore:
             with anyio.fail_after(self.timeout):
                 await self.redis.delete(self.prefix + key)
         except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout) from exc
+            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
 
     async def aclose(self) -> None:
         """Close the connections of a client built from a URL (one given is the caller's)."""

@@ -14,6 +14,7 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
+from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from support.approval_site import approval_site, mcp_client
@@ -21,7 +22,9 @@ from support.trust_kit import KEY, MODES
 
 from mcp_resolve import User
 from mcp_resolve.approvals import ApprovalConfigError, Approvals
-from mcp_resolve.pages import SignedInCookie
+from mcp_resolve.pages import Pages, SignedInCookie
+from mcp_resolve.protocol.shared_stores import warn_if_mixed
+from mcp_resolve.redis import RedisApprovalStore, RedisStores
 from mcp_resolve.seal import KeyRing
 
 pytestmark = pytest.mark.anyio
@@ -142,3 +145,24 @@ def test_the_package_imports_without_fido2_and_the_approvals_say_which_extra() -
     assert done.stdout.strip() == (
         "mcp_resolve.approvals needs fido2: pip install 'mcp-resolve[passkeys]'"
     )
+
+
+def test_a_server_whose_approvals_alone_stay_in_memory_says_so_at_start_up(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    keys = KeyRing(KEY)
+    stores = RedisStores("redis://127.0.0.1:1/0", keys=keys, audience="repos")  # not dialled
+    assert isinstance(stores.approvals, RedisApprovalStore)
+    assert stores.approvals.redis is stores.redis  # one client, one pool
+    server = MCPServer("repos")
+    Pages(keys, "http://localhost:8000", stores=stores).mount(server)
+    Approvals(keys, "http://localhost:8000").mount(server)  # in memory: forgotten
+    warn_if_mixed(server, user_scoped=False)
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert "store of approvals (a passkey added, or an approval given, on one worker" in said
+    shared = MCPServer("repos")
+    Pages(keys, "http://localhost:8000", stores=stores).mount(shared)
+    Approvals(keys, "http://localhost:8000", store=stores.approvals).mount(shared)
+    caplog.clear()
+    warn_if_mixed(shared, user_scoped=False)
+    assert "store of approvals" not in " ".join(r.getMessage() for r in caplog.records)
