@@ -42,9 +42,9 @@ def missing() -> list[str]:
         for program in ("chromium", "chromedriver")
         if shutil.which(program) is None
     ]
-    for module, extra in (("selenium", "pip install selenium"), ("fido2", "mcp-resolve[demo]")):
+    for module in ("selenium", "fido2"):
         if importlib.util.find_spec(module) is None:
-            lacking.append(f"{module} ({extra})")
+            lacking.append(f"{module} (pip install 'mcp-resolve[demo]')")
     return lacking
 
 
