@@ -121,9 +121,13 @@ class ApprovalPage:
             self.asks.challenge(asked, link.role), [s.credential_id for s in keys]
         )
         browser = self.forgery.browser(request)
-        asker = "" if link.role == "first" else f" for {html.escape(asked.user.subject)}"
+        asker = (
+            "Your app asks you"
+            if link.role == "first"
+            else f"{html.escape(asked.user.subject)} asks you, as the second person,"
+        )
         body = (
-            f"<p>Your app asks you{asker} to approve exactly this:</p>{words}"
+            f"<p>{asker} to approve exactly this:</p>{words}"
             "<p>Approve only if you want exactly this done. Your passkey will ask you to "
             "verify it is you (fingerprint, face, PIN).</p>"
             f'<form method="post"{options_attribute("get", options)}>'
@@ -184,6 +188,7 @@ class ApprovalPage:
         missing = [role for role in asked.roles if role not in said]
         if not missing:
             return plain(status, title, f"{opening} You can close this page.")
+        title = title if again else "Approved by you"
         if "first" in missing:
             return plain(
                 status, title, f"{opening} The person who asked must approve too, on their link."

@@ -83,7 +83,9 @@ async def test_four_eyes_take_a_second_user_with_their_own_passkey(
         await anyio.sleep(0.5)
         assert not results  # one approval is not four eyes
         await bob.open(second)
-        assert "Transfer 900 EUR to the supplier" in await bob.text()
+        shown = await bob.text()
+        assert "alice asks you, as the second person, to approve exactly this:" in shown
+        assert "Transfer 900 EUR to the supplier" in shown
         await bob.click("Approve with your passkey")
         assert "Approved." in await bob.text()
     assert getattr(results[0].content[0], "text", "") == (
