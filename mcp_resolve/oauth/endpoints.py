@@ -135,7 +135,8 @@ class ConnectRoutes:
         """The browser's user when it is the link's user; otherwise the refusal page."""
         user = await self.browser.user_of(request)
         if user is None:
-            return None, page(401, "Sign in first", NO_SIGN_IN)
+            ended = "Your sign-in to this server ended. Open the link again."
+            return None, page(401, "Sign in first", NO_SIGN_IN if self.sign_in is None else ended)
         if not user_tag or self.signer.user_tag(user) != user_tag:
             logger.warning("A connect link was opened by another user than its own; refused")
             return None, page(403, "Not your link", "This link was made for another account.")

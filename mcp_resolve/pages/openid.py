@@ -33,7 +33,8 @@ from typing import Any, cast
 import anyio
 
 from ..user import User
-from .sign_in import SignInConfigError, SignInFailed, https_or_loopback
+from .sign_in import SignInConfigError, https_or_loopback
+from .sign_in_routes import SignInFailed
 
 try:
     from authlib.integrations.httpx_client import (  # type: ignore[import-untyped]

@@ -24,17 +24,15 @@ and `oauth.mount()` do it too).
 
 from __future__ import annotations
 
-import html
 import ipaddress
-import logging
 import re
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from ..seconds import seconds
@@ -42,46 +40,20 @@ from ..state.keys import KeyRing
 from ..state.replay_guard import MemoryReplayGuard, ReplayGuard, check_replay_guard
 from ..user import User
 from .browser import SignedInCookie
-from .pending_sign_in import Pending, PendingSignIns
+from .pending_sign_in import PendingSignIns
 from .return_address import return_path, return_url
 from .routes import HEADERS, origin_of
-
-logger = logging.getLogger("mcp_resolve")
+from .sign_in_routes import IdentityProvider, SignInRoutes, page
 
 DEFAULT_PATH = "/mcp-resolve/sign-in"
 DEFAULT_MAX_AGE = 3600.0
 DEFAULT_PENDING_TTL = 300.0
-MAX_CODE = 2048
 PARAM = re.compile(r"[A-Za-z0-9_.-]{1,40}")
-ERROR_CODE = re.compile(r"[a-z_]{1,40}")
 
 
 class SignInConfigError(ValueError):
     """A `SignIn` (or `OpenIDConnect`) that could never sign anyone in safely, found when
     it is built; the message names the setting."""
-
-
-class SignInFailed(Exception):
-    """A sign-in the identity provider did not complete. `reason` is safe to log (it never
-    holds a code, a token or a claim's value); `retry` says whether trying again later
-    may work (the provider unreachable) or not (the provider, or its answer, refused)."""
-
-    def __init__(self, reason: str, *, retry: bool = False) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry = retry
-
-
-class IdentityProvider(Protocol):
-    """What `SignIn` needs of an OpenID Connect provider (`openid.OpenIDConnect`)."""
-
-    async def authorization_url(
-        self, redirect_url: str, state: str, verifier: str, nonce: str
-    ) -> str: ...
-
-    async def signed_in_user(
-        self, redirect_url: str, code: str, verifier: str, nonce: str
-    ) -> User: ...
 
 
 def https_or_loopback(url: object, what: str) -> str:
@@ -187,7 +159,7 @@ class SignIn:
         self.openid = openid
         self.login_url = None if login_url is None else self._login_url(login_url)
         self.redirect_url = f"{self.origin}{path}/callback"  # with openid: register it there
-        self._pending = PendingSignIns(
+        pending = PendingSignIns(
             keys,
             audience=f"{self.origin}{path}",
             path=f"{path}/callback",
@@ -195,6 +167,13 @@ class SignIn:
             ttl=ttl,
             guard=guard if guard is not None else MemoryReplayGuard(now=clock),
             clock=clock,
+        )
+        self._routes = (
+            None
+            if openid is None
+            else SignInRoutes(
+                openid, pending, self.cookie, self.origin, self.redirect_url, self.sign_in_url
+            )
         )
         self._mounted: list[Any] = []
 
@@ -233,11 +212,11 @@ class SignIn:
         query = request.url.query
         path = return_path(request.url.path + (f"?{query}" if query else ""), self.origin)
         if path is None:
-            return _page(401, "Sign in first", "Sign in to this server, then open the link again.")
+            return page(401, "Sign in first", "Sign in to this server, then open the link again.")
         target = self.sign_in_url(path)
         if request.method in ("GET", "HEAD"):
             return RedirectResponse(target, status_code=303, headers=HEADERS)
-        return _page(
+        return page(
             401,
             "Sign in again",
             "Your sign-in to this server ended before you sent this page.",
@@ -247,11 +226,11 @@ class SignIn:
     def routes(self) -> list[Route]:
         """The Starlette routes of the sign-in (none with `login_url`): `<path>` starts a
         sign-in, `<path>/callback` is where the provider sends the browser back."""
-        if self.openid is None:
+        if self._routes is None:
             return []
         return [
-            Route(self.path, self._start, methods=["GET"]),
-            Route(f"{self.path}/callback", self._callback, methods=["GET"]),
+            Route(self.path, self._routes.start, methods=["GET"]),
+            Route(f"{self.path}/callback", self._routes.callback, methods=["GET"]),
         ]
 
     def mount(self, server: Any) -> None:
@@ -280,109 +259,3 @@ class SignIn:
                 raise SignInConfigError(f"SignIn() login_url is not a plain path: {login_url!r}")
             return self.origin + login_url
         return https_or_loopback(login_url, "SignIn() login_url")
-
-    async def _start(self, request: Request) -> Response:
-        """`GET <path>?next=<path>`: a new sign-in, parked in this browser, and the
-        redirect to the provider."""
-        openid = self.openid
-        path = return_path(request.query_params.get("next", "/"), self.origin)
-        if path is None:
-            logger.warning("A sign-in was asked to return elsewhere than this server; refused")
-            return _page(400, "Not valid", "This sign-in link is not valid.")
-        pending = self._pending.new(path)
-        try:
-            if openid is None:
-                raise SignInFailed("this SignIn has no OpenID provider")
-            target = await openid.authorization_url(
-                self.redirect_url, pending.state, pending.verifier, pending.nonce
-            )
-        except SignInFailed as failed:
-            logger.warning("A sign-in could not start: %s", failed.reason)
-            return _retry(path, self)
-        response = RedirectResponse(target, status_code=303, headers=HEADERS)
-        self._pending.keep(response, pending)
-        return response
-
-    async def _callback(self, request: Request) -> Response:
-        """`GET <path>/callback?state=...&code=...`: the sign-in this browser started, once;
-        the code exchanged and the ID token verified; the cookie; back to the link."""
-        state = request.query_params.get("state", "")
-        try:
-            pending = await self._pending.take(request, state)
-        except Exception:
-            logger.exception("A sign-in could not be checked (its replay guard failed)")
-            return _page(503, "Try again", "Signing in is not possible right now; try again.")
-        error = request.query_params.get("error", "")
-        code = request.query_params.get("code", "")
-        if pending is None:
-            response = (
-                _page(401, "Not signed in", "You did not sign in. Open your link again to sign in.")
-                if error and not code  # a provider that sends its refusal without the state
-                else _page(
-                    400,
-                    "Not valid",
-                    "This sign-in is not valid, has expired or was already used. "
-                    "Open your link again to sign in.",
-                )
-            )
-            self._pending.forget(response, state)
-            return response
-        if not code or len(code) > MAX_CODE:
-            shown = error if ERROR_CODE.fullmatch(error) else "no code"
-            logger.info("A sign-in was not completed at the provider (%s)", shown)
-            response = _page(
-                401,
-                "Not signed in",
-                "You did not sign in.",
-                link=(self.sign_in_url(pending.return_path), "Sign in, then open the link"),
-            )
-        else:
-            response = await self._finish(pending.return_path, code, pending)
-        self._pending.forget(response, state)
-        return response
-
-    async def _finish(self, path: str, code: str, pending: Pending) -> Response:
-        try:
-            if self.openid is None:
-                raise SignInFailed("this SignIn has no OpenID provider")
-            user = await self.openid.signed_in_user(
-                self.redirect_url, code, pending.verifier, pending.nonce
-            )
-        except SignInFailed as failed:
-            logger.warning("A sign-in was refused: %s", failed.reason)
-            if failed.retry:
-                return _retry(path, self)
-            return _page(
-                403,
-                "Not signed in",
-                "The sign-in could not be verified.",
-                link=(self.sign_in_url(path), "Try again"),
-            )
-        response = RedirectResponse(return_url(path, self.origin), status_code=303, headers=HEADERS)
-        self.cookie.set(response, user)
-        return response
-
-
-def _retry(path: str, sign_in: SignIn) -> Response:
-    return _page(
-        503,
-        "Try again",
-        "The sign-in service could not be reached.",
-        link=(sign_in.sign_in_url(path), "Try again"),
-    )
-
-
-def _page(status: int, title: str, text: str, *, link: tuple[str, str] | None = None) -> Response:
-    """A plain page with the pages' security headers, and at most one link (to sign in)."""
-    more = (
-        ""
-        if link is None
-        else f'<p><a href="{html.escape(link[0])}">{html.escape(link[1])}</a></p>'
-    )
-    document = (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{html.escape(title)}</title></head>"
-        f"<body><h1>{html.escape(title)}</h1><p>{html.escape(text)}</p>{more}</body></html>"
-    )
-    return HTMLResponse(document, status_code=status, headers=HEADERS)
