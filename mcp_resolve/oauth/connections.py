@@ -28,6 +28,7 @@ from starlette.routing import Route
 from ..markers import LINK_IN_ERROR, ElicitURL
 from ..pages.browser import BrowserIdentity, SignedInCookie, SignInStep
 from ..pages.routes import origin_of
+from ..protocol.shared_stores import note
 from ..protocol.signed_in import signed_in_user
 from ..seconds import seconds
 from ..state.keys import KeyRing
@@ -148,6 +149,7 @@ class OAuth:
         or a fastmcp server (their `custom_route`, which MCP authorization does not guard:
         both routes check the browser's user themselves), or a Starlette app; and the
         routes of its `sign_in` (once per server)."""
+        note(server, "store of OAuth tokens", not isinstance(self.store, MemoryOAuthStore))
         custom = getattr(server, "custom_route", None)
         router = getattr(server, "router", None)
         if callable(custom):

@@ -17,6 +17,7 @@ from .browser import BearerBrowser, BrowserIdentity, SignedInCookie, SignInStep
 from .finished import FinishedPages, MemoryFinishedPages
 from .form_answers import MemoryPageAnswers, PageAnswers
 from .forms import SecretForm
+from .page_stores import PageStores
 from .routes import PageText
 from .sign_in import SignIn, SignInConfigError
 from .site import Pages
@@ -28,6 +29,7 @@ __all__ = [
     "MemoryFinishedPages",
     "MemoryPageAnswers",
     "PageAnswers",
+    "PageStores",
     "PageText",
     "Pages",
     "SecretForm",

@@ -35,6 +35,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from ..protocol.shared_stores import note
 from ..seconds import seconds
 from ..state.keys import KeyRing
 from ..state.replay_guard import MemoryReplayGuard, ReplayGuard, check_replay_guard
@@ -97,8 +98,8 @@ class SignIn:
     `max_age` bounds a sign-in (seconds; the cookie's life). `pending_ttl` bounds the
     time between leaving for the provider and coming back (5 minutes by default, at most
     30). `guard` makes each sign-in usable once; across workers a shared one
-    (`RedisReplayGuard`), in memory by default. The cookie is `Secure` whenever
-    `base_url` is HTTPS, which is everywhere but the loopback.
+    (`guard=stores.replay_guard` of `RedisStores`), in memory by default. The cookie is
+    `Secure` whenever `base_url` is HTTPS, which is everywhere but the loopback.
     """
 
     def __init__(
@@ -148,6 +149,7 @@ class SignIn:
         if guard is not None:
             check_replay_guard(guard)
         secure = self.origin.startswith("https://")
+        self._shared_guard = guard is not None and not isinstance(guard, MemoryReplayGuard)
         self.path = path
         self.return_param = return_param
         self.cookie = SignedInCookie(
@@ -239,6 +241,8 @@ class SignIn:
         `oauth.mount()` call it too."""
         if any(known is server for known in self._mounted):
             return
+        if self._routes is not None:  # for the server's start-up check of its stores
+            note(server, "sign-in's replay guard", self._shared_guard)
         custom = getattr(server, "custom_route", None)
         router = getattr(server, "router", None)
         if callable(custom):

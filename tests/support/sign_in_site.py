@@ -112,11 +112,12 @@ def build(provider: Provider, base: str, clock: Clock, login: bool) -> tuple[Any
     Profile = Annotated[ProviderToken, Resolve(oauth.token(idp, scopes=["profile"], timeout=30))]
 
     async def approval(order: str) -> str | ElicitURL:
-        if await pages.finished(f"approve-{order}"):
-            return f"approved {order}"
-        return pages.ask(
+        question = pages.ask(
             f"Approve order {order} in your browser", ref=f"approve-{order}", timeout=30
         )
+        if await pages.finished(question):
+            return f"approved {order}"
+        return question
 
     async def approve(order: str, approved: Annotated[str, Resolve(approval)]) -> str:
         return approved

@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 import httpx2
 import pytest
+from mcp import Client
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -30,9 +31,11 @@ from support.secret_site import secret_site
 from support.sign_in_site import Site, a_link, query, sign_in_site
 
 from mcp_resolve import User
-from mcp_resolve.pages import SignIn, SignInConfigError
+from mcp_resolve.mcp import ResolvingMCPServer
+from mcp_resolve.pages import Pages, SignIn, SignInConfigError
 from mcp_resolve.pages.openid import OpenIDConnect
 from mcp_resolve.pages.pending_sign_in import COOKIE_PREFIX
+from mcp_resolve.redis import RedisStores
 from mcp_resolve.seal import KeyRing
 
 pytestmark = [
@@ -389,3 +392,26 @@ def test_the_sign_in_cookie_is_secure_wherever_the_server_is_https() -> None:
     assert sign_in.sign_in_url("/mcp-resolve/pages/abc") == (
         "https://login.example/in?next=https%3A%2F%2Fmcp.example%2Fmcp-resolve%2Fpages%2Fabc"
     )
+
+
+async def test_a_sign_in_left_in_memory_beside_shared_stores_is_named_at_start(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Across workers the sign-in's replay guard is shared too (`guard=stores.replay_guard`);
+    left in memory beside shared stores, the server's start-up line names it."""
+    stores = RedisStores("redis://127.0.0.1:1/0", keys=KEYS, audience="tracker")  # not asked
+    stores.install()
+    caplog.set_level(logging.WARNING)
+    try:
+        for guard in (None, stores.replay_guard):
+            server = ResolvingMCPServer("tracker")
+            openid = OpenIDConnect("https://id.example", client_id="pages")
+            sign_in = SignIn(KEYS, "https://tracker.example", openid=openid, guard=guard)
+            Pages(KEYS, "https://tracker.example", stores=stores, sign_in=sign_in).mount(server)
+            async with Client(server):
+                pass
+    finally:
+        await stores.aclose()
+    lines = [r.getMessage() for r in caplog.records if "stores are shared" in r.getMessage()]
+    assert len(lines) == 1, caplog.text  # the first server only
+    assert "the sign-in's replay guard (a sign-in's callback can be used once on each" in lines[0]
