@@ -46,6 +46,7 @@ BROKEN: dict[str, str] = {
     "store of approvals": (
         "a passkey added, or an approval given, on one worker is not seen by the others"
     ),
+    "sign-in's replay guard": "a sign-in's callback can be used once on each worker",
 }
 """What each store, kept in one process, no longer promises across workers."""
 
