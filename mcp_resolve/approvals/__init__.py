@@ -4,8 +4,9 @@ What belongs here: `Approvals` (the resolver's `require()`, the approval page, t
 where a signed-in user adds and removes passkeys, the routes a server mounts), what a
 tool receives (`Approval`), and the store of the sealed records (`ApprovalStore`,
 `MemoryApprovalStore`; `RedisApprovalStore` in `mcp_resolve.redis`). It stands with the
-facades above `pages`, whose browser identity, links and headers it reuses; only
-`ceremony` imports fido2, an optional extra (`pip install 'mcp-resolve[passkeys]'`).
+facades above `pages`, whose browser identity, sign-in (`SignIn`), links and headers
+it reuses; only `ceremony` imports fido2, an optional extra (`pip install
+'mcp-resolve[passkeys]'`).
 docs/approvals.md states what it promises and what it does not.
 """
 

@@ -2,17 +2,18 @@
 
 Both methods check, in this order, and answer a plain page with no detail otherwise: the
 link's tag and audience (404), its deadline (410), that its approval is still asked and
-not yet used (410), the browser's user (401 without sign-in; 403 for anyone but the asking
-user on a `first` link, and for the asking user, or a user `second_approvers` refuses, on
-a `second` link). GET then shows the words (HTML-escaped), and the form whose script asks
-the browser for an assertion over this approval's challenge with one of the user's
-passkeys, user verification required; a user with no passkey is sent to add one first,
-and brought back. POST also requires: a form of at most 32 KiB (413), the pages' own
-`Origin` (403), the anti-forgery value (403), a passkey's answer at all (400: a button
-pressed without one approves nothing), and that answer verified by fido2 (403: another
-question's or call's challenge, no user verification, another user's credential, a bad
-signature, a counter that went back). Only then is the approver's "yes" claimed, once
-(410 for a replay), and when every required approver said yes, `complete()` wakes the call.
+not yet used (410), the browser's user (none: to the `SignIn` and back to the link; 403
+for anyone but the asking user on a `first` link, and for the asking user, or a user
+`second_approvers` refuses, on a `second` link). GET then shows the words (HTML-escaped),
+and the form whose script asks the browser for an assertion over this approval's
+challenge with one of the user's passkeys, user verification required; a user with no
+passkey is sent to add one first, and brought back. POST also requires: a form of at
+most 32 KiB (413), the pages' own `Origin` (403), the anti-forgery value (403), a
+passkey's answer at all (400: a button pressed without one approves nothing), and that
+answer verified by fido2 (403: another question's or call's challenge, no user
+verification, another user's credential, a bad signature, a counter that went back).
+Only then is the approver's "yes" claimed, once (410 for a replay), and when every
+required approver said yes, `complete()` wakes the call.
 """
 
 from __future__ import annotations
@@ -32,7 +33,16 @@ from ..user import User
 from .approval_link import ApprovalLink, ApprovalLinks
 from .asks import Asked, Asks, digest
 from .ceremony import Ceremony, CeremonyRefused, encode
-from .page_parts import Forgery, cross_site, document, hidden, options_attribute, plain, read_form
+from .page_parts import (
+    Forgery,
+    SignedOut,
+    cross_site,
+    document,
+    hidden,
+    options_attribute,
+    plain,
+    read_form,
+)
 from .passkeys import UserPasskeys
 
 logger = logging.getLogger("mcp_resolve")
@@ -55,6 +65,7 @@ class ApprovalPage:
     base: str
     clock: Callable[[], float]
     second_approvers: SecondApprovers | None
+    signed_out: SignedOut
 
     async def handle(self, request: Request) -> Response:
         try:
@@ -76,7 +87,7 @@ class ApprovalPage:
             return plain(410, "Already used", "This approval was given and used already.")
         user = await self.browser.user_of(request)
         if user is None:
-            return plain(401, "Sign in first", "Sign in to this server, then open the link again.")
+            return self.signed_out.answer(request)  # and back to this link
         refusal = await self._check_approver(link, asked, user)
         if refusal is not None:
             return refusal

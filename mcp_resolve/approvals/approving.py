@@ -27,7 +27,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from starlette.routing import Route
 
 from ..markers import LINK_IN_ERROR, NO_FALLBACK, ElicitURL
-from ..pages.browser import BrowserIdentity, SignedInCookie
+from ..pages.browser import BrowserIdentity, SignedInCookie, SignInStep
 from ..pages.routes import origin_of
 from ..protocol.shared_stores import note
 from ..protocol.signed_in import signed_in_user
@@ -39,7 +39,7 @@ from .approval_page import ApprovalPage, SecondApprovers
 from .approval_store import ApprovalStore, MemoryApprovalStore
 from .asks import Approval, Asks
 from .ceremony import Ceremony
-from .page_parts import Forgery
+from .page_parts import Forgery, SignedOut
 from .passkey_page import PasskeyPage
 from .passkeys import UserPasskeys
 from .vault import Vault
@@ -61,10 +61,13 @@ class Approvals:
     HTTPS, or plain HTTP on `localhost` only (WebAuthn needs a secure context, and takes no
     IP address as the relying party: a local server is `http://localhost:PORT`). Its host
     is the relying party id (`rp_id`, which may be a parent domain of it), so passkeys
-    registered here work on this host only. `browser` says how a browser proves its user
-    (the same `SignedInCookie` as `Pages` by default). `store` keeps the sealed passkeys
-    and approvals (in memory by default: one process; `RedisApprovalStore` across
-    workers, with `RedisCompletionBus` to wake the call on whichever worker waits).
+    registered here work on this host only. `sign_in` (the server's `SignIn`, the one
+    `Pages` and `OAuth` take) sends a browser with no user to sign in and back to the
+    approval link or the passkeys page. `browser` says how a browser proves its user (by
+    default `sign_in`'s cookie, or the same `SignedInCookie` as `Pages`). `store` keeps
+    the sealed passkeys and approvals (in memory by default: one process;
+    `RedisApprovalStore` across workers, with `RedisCompletionBus` to wake the call on
+    whichever worker waits).
     `second_approvers(user)` says who may be the second approver of a four-eyes approval
     (any other user with a passkey by default). `without_url_mode`: "refuse" (the
     default: the -32021 error naming the capability) or "link" (a tool error giving the
@@ -78,6 +81,7 @@ class Approvals:
         *,
         path: str = DEFAULT_PATH,
         browser: BrowserIdentity | None = None,
+        sign_in: SignInStep | None = None,
         store: ApprovalStore | None = None,
         rp_id: str | None = None,
         rp_name: str | None = None,
@@ -105,9 +109,12 @@ class Approvals:
         self.base = base_url.rstrip("/") + path
         self.path = path
         self.passkeys_url = f"{self.base}/passkeys"
-        self.browser = (
+        self.sign_in = sign_in
+        self.browser: BrowserIdentity = (
             browser
             if browser is not None
+            else sign_in
+            if sign_in is not None
             else SignedInCookie(keys, secure=origin.startswith("https://"), clock=clock)
         )
         self.store: ApprovalStore = store if store is not None else MemoryApprovalStore(now=clock)
@@ -121,6 +128,7 @@ class Approvals:
         forgery = Forgery(
             keys.authenticator("mcp_resolve/approvals/csrf"), path, origin.startswith("https://")
         )
+        signed_out = SignedOut(sign_in)
         self._approval_page = ApprovalPage(
             links=self._links,
             asks=self._asks,
@@ -132,6 +140,7 @@ class Approvals:
             base=self.base,
             clock=clock,
             second_approvers=second_approvers,
+            signed_out=signed_out,
         )
         self._passkey_page = PasskeyPage(
             keys,
@@ -141,6 +150,7 @@ class Approvals:
             links=self._links,
             browser=self.browser,
             forgery=forgery,
+            signed_out=signed_out,
             origin=origin,
             base=self.base,
             clock=clock,
@@ -210,20 +220,23 @@ class Approvals:
     def mount(self, server: Any) -> None:
         """Serve the pages on `server`'s HTTP app: an `MCPServer` or a fastmcp server (their
         `custom_route`, which MCP authorization does not guard: the pages check the
-        browser's user themselves), or a Starlette app."""
+        browser's user themselves), or a Starlette app; and the routes of its `sign_in`
+        (once per server)."""
         note(server, "store of approvals", not isinstance(self.store, MemoryApprovalStore))
         custom = getattr(server, "custom_route", None)
+        router = getattr(server, "router", None)
         if callable(custom):
             for route in self.routes():
                 custom(route.path, methods=["GET", "POST"])(route.endpoint)
-            return
-        router = getattr(server, "router", None)
-        if router is None or not hasattr(router, "routes"):
+        elif router is not None and hasattr(router, "routes"):
+            router.routes[:0] = self.routes()
+        else:
             raise TypeError(
                 f"Approvals.mount() takes an MCPServer, a fastmcp server or a Starlette app, "
                 f"got {server!r}"
             )
-        router.routes[:0] = self.routes()
+        if self.sign_in is not None:
+            self.sign_in.mount(server)
 
 
 def _secure_origin(base_url: object) -> tuple[str, str]:

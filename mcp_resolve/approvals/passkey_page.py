@@ -1,6 +1,6 @@
 """The passkeys page: where the signed-in user adds and removes the passkeys they approve with.
 
-GET shows the browser's user (401 without sign-in) their passkeys, a form to add one and,
+GET shows the browser's user (with none, the sign-in first) their passkeys, a form to add one and,
 for each, a form to remove it. Every form carries the page's state: a random id, the
 user's tag and an expiry, signed with the key ring; each ceremony's challenge is derived
 from that id and what the form does (add, confirm, remove which passkey), so an answer
@@ -40,7 +40,16 @@ from ..state.keys import KeyRing
 from ..user import User
 from .approval_link import ApprovalLinks
 from .ceremony import Ceremony, CeremonyRefused, encode
-from .page_parts import Forgery, cross_site, document, hidden, options_attribute, plain, read_form
+from .page_parts import (
+    Forgery,
+    SignedOut,
+    cross_site,
+    document,
+    hidden,
+    options_attribute,
+    plain,
+    read_form,
+)
 from .passkeys import MAX_LABEL, Passkey, Stored, UserPasskeys
 from .vault import Vault
 
@@ -69,6 +78,7 @@ class PasskeyPage:
         links: ApprovalLinks,
         browser: BrowserIdentity,
         forgery: Forgery,
+        signed_out: SignedOut,
         origin: str,
         base: str,
         clock: Callable[[], float],
@@ -79,6 +89,7 @@ class PasskeyPage:
         self._audience = self._states.sign(base.encode("utf-8"))[:16]
         self.vault, self.passkeys, self.ceremony = vault, passkeys, ceremony
         self.links, self.browser, self.forgery = links, browser, forgery
+        self.signed_out = signed_out
         self.origin, self.base, self.clock = origin, base, clock
 
     async def handle(self, request: Request) -> Response:
@@ -91,7 +102,7 @@ class PasskeyPage:
     async def _handle(self, request: Request) -> Response:
         user = await self.browser.user_of(request)
         if user is None:
-            return plain(401, "Sign in first", "Sign in to this server, then open this page again.")
+            return self.signed_out.answer(request)  # and back to this page
         if request.method == "POST":
             return await self._change(request, user)
         back = self._back(request.query_params.get("back", ""))

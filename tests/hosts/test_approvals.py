@@ -1,6 +1,7 @@
 """Passkey approvals seen from the MCP side, no browser: the client's own "accept" is not an
 approval, a client without URL mode is refused (or told the link, never given a form),
-the deadline ends the wait and the link, and an `Approvals` that could not keep its
+the deadline ends the wait and the link, a browser with no user is sent to the server's
+`SignIn` and back (or told what is missing), and an `Approvals` that could not keep its
 promise is refused when it is built. The SDK's `Client` over Streamable HTTP on
 127.0.0.1, on both generations."""
 
@@ -9,7 +10,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import httpx2
@@ -18,6 +21,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from support.approval_site import approval_site, mcp_client
+from support.oidc_provider import Provider, running_provider
 from support.trust_kit import KEY, MODES
 
 from mcp_resolve import User
@@ -83,7 +87,9 @@ async def test_the_deadline_ends_the_link() -> None:
     assert "time is up" in late.text
 
 
-async def test_another_signed_in_user_cannot_open_the_approval_page() -> None:
+async def test_another_signed_in_user_cannot_open_the_approval_page(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     async with approval_site() as site:
         async with mcp_client(site, "legacy", "alice", answer="decline") as client:
             await client.call_tool("delete_repository", {"repo": "acme/web"})
@@ -98,10 +104,49 @@ async def test_another_signed_in_user_cannot_open_the_approval_page() -> None:
     assert nobody.status_code == 401
     assert other.status_code == 403
     assert page.status_code == 401
+    assert "offers no way to sign in from here" in nobody.text  # no SignIn: what is missing
+    assert caplog.text.count("its Approvals has no sign_in=") == 1  # logged once
     for response in (nobody, other, page):
         policy = response.headers["content-security-policy"]
         assert "unsafe-inline" not in policy
         assert response.headers["x-frame-options"] == "DENY"
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[Provider]:
+    with running_provider() as running:
+        yield running
+
+
+@pytest.mark.filterwarnings("ignore:get_jwt_config:DeprecationWarning")
+async def test_a_browser_with_no_user_is_sent_to_the_sign_in_and_back(
+    provider: Provider, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with approval_site(provider=provider) as site:
+        async with mcp_client(site, "legacy", "alice", answer="decline") as client:
+            await client.call_tool("delete_repository", {"repo": "acme/web"})
+        link = site.links[-1]
+        path = urlsplit(link).path
+        token = path.rsplit("/", 1)[1]
+        passkeys = f"/mcp-resolve/approvals/passkeys?back={token}"
+        async with httpx2.AsyncClient() as browser:
+            to_link = await browser.get(link)
+            to_passkeys = await browser.get(f"{site.base}{passkeys}")
+            sent = await browser.post(link, data={"csrf": "x", "assertion": "{}"})
+            start = await browser.get(to_link.headers["location"])  # mounted with the pages
+            forged = await browser.get(f"{site.base}/mcp-resolve/approvals/forged")
+    for response, back in ((to_link, path), (to_passkeys, passkeys)):
+        assert response.status_code == 303
+        where = urlsplit(response.headers["location"])
+        assert f"{where.scheme}://{where.netloc}{where.path}" == f"{site.base}/mcp-resolve/sign-in"
+        assert parse_qs(where.query) == {"next": [back]}  # and back to the same address
+    assert start.status_code == 303
+    assert start.headers["location"].startswith(provider.authorize_url + "?")
+    assert sent.status_code == 401  # a form sent without a sign-in: a page, no redirect
+    assert "Sign in, then open the page again" in sent.text
+    assert forged.status_code == 404  # a link that is none is not worth a sign-in
+    assert site.ran == []
+    assert "no sign_in=" not in caplog.text
 
 
 async def test_a_call_without_a_signed_in_user_is_refused() -> None:

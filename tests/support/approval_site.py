@@ -10,9 +10,12 @@ take no IP address as a passkey's relying party) and three tools:
 - `quick_delete(repo)`, the same as the first with a 2-second deadline.
 
 `GET /signed-in?user=NAME` is the server's sign-in step (it sets the `SignedInCookie`; a
-demo's, trusting the query). `mcp_client(site, mode, user)` is the user's MCP client over
-Streamable HTTP, signed in with a bearer token, consenting to open each page (its URL goes
-to `site.links`); `site.ran` lists what the tools did.
+demo's, trusting the query). With `provider=` (`support.oidc_provider`) the server has
+none of that: its MCP authorization and the pages' `SignIn` are that OpenID provider, as
+in `support.sign_in_site`, and a browser with no user is sent there and back.
+`mcp_client(site, mode, user)` is the user's MCP client over Streamable HTTP, signed in
+with a bearer token (with a provider, a real access token of it), consenting to open
+each page (its URL goes to `site.links`); `site.ran` lists what the tools did.
 """
 
 from __future__ import annotations
@@ -34,11 +37,14 @@ from starlette.responses import PlainTextResponse, Response
 from mcp_resolve import ElicitURL, Resolve, User
 from mcp_resolve.approvals import Approval, Approvals, ApprovalStore
 from mcp_resolve.mcp import resolved
-from mcp_resolve.pages import SignedInCookie
+from mcp_resolve.pages import SignedInCookie, SignIn
+from mcp_resolve.pages.openid import OpenIDConnect
 from mcp_resolve.seal import KeyRing
 
 from .live_server import serving
 from .load_balancer import free_port
+from .oidc_provider import Provider
+from .sign_in_site import PAGES_CLIENT, ProviderTokens, access_token
 from .trust_kit import AUTH, KEY, Verifier
 
 
@@ -49,6 +55,7 @@ class ApprovalSite:
     base: str  # http://localhost:PORT, what browsers open
     mcp_url: str
     approvals: Approvals
+    provider: Provider | None = None  # the OpenID provider of the sign-in and MCP tokens
     links: list[str] = field(default_factory=list)  # the URLs the MCP clients were sent to
     ran: list[str] = field(default_factory=list)  # what the tools did
 
@@ -90,15 +97,22 @@ async def quick_delete(repo: str, approval: Annotated[Approval, Resolve(quick_de
 
 @contextlib.asynccontextmanager
 async def approval_site(
-    *, store: ApprovalStore | None = None, ceremony_timeout: float = 60.0, **options: Any
+    *,
+    store: ApprovalStore | None = None,
+    ceremony_timeout: float = 60.0,
+    provider: Provider | None = None,
+    **options: Any,
 ) -> AsyncIterator[ApprovalSite]:
     port = free_port()
     base = f"http://localhost:{port}"
     keys = KeyRing(KEY)
     signed_in = SignedInCookie(keys, secure=False)
-    approvals = Approvals(
-        keys, base, browser=signed_in, store=store, ceremony_timeout=ceremony_timeout, **options
-    )
+    if provider is None:
+        options["browser"] = signed_in
+    else:
+        openid = OpenIDConnect(provider.base, client_id=PAGES_CLIENT, client_secret="pages secret")
+        options["sign_in"] = SignIn(keys, base, openid=openid)
+    approvals = Approvals(keys, base, store=store, ceremony_timeout=ceremony_timeout, **options)
 
     async def sign_in(request: Request) -> Response:
         response = PlainTextResponse(f"Signed in as {request.query_params['user']}.")
@@ -108,15 +122,16 @@ async def approval_site(
     server = MCPServer(
         "approvals",
         auth=AUTH,
-        token_verifier=Verifier(),
+        token_verifier=Verifier() if provider is None else ProviderTokens(provider),
         request_state_security=RequestStateSecurity(keys=[KEY]),
     )
     for tool in (delete_repository, transfer, quick_delete):
         server.tool()(resolved(tool))
     approvals.mount(server)
-    server.custom_route("/signed-in", methods=["GET"])(sign_in)
+    if provider is None:
+        server.custom_route("/signed-in", methods=["GET"])(sign_in)
     app = server.streamable_http_app(host="127.0.0.1")
-    SITES.append(ApprovalSite(base, f"http://127.0.0.1:{port}/mcp", approvals))
+    SITES.append(ApprovalSite(base, f"http://127.0.0.1:{port}/mcp", approvals, provider))
     try:
         async with serving(app, port):
             yield SITES[-1]
@@ -137,7 +152,8 @@ async def mcp_client(
         site.links.append(params.url)
         return types.ElicitResult(action=answer)  # type: ignore[arg-type]
 
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {user}"}) as http:
+    token = user if site.provider is None else await access_token(site.provider, user)
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
         transport = streamable_http_client(site.mcp_url, http_client=http)
         asks = callback if answer is not None else None
         async with Client(transport, mode=mode, elicitation_callback=asks) as client:

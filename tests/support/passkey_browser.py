@@ -5,7 +5,8 @@ resident keys, user verification that succeeds unless `verified=False`), through
 Selenium 4's virtual authenticator API (the DevTools `WebAuthn` domain underneath).
 `no_authenticator(browser)` turns the virtual environment on with none, so a ceremony
 waits and times out as on a machine without one. The steps a person takes:
-`sign_in`, `add_passkey`, `approve`. `ceremony(browser, kind, options)` runs
+`sign_in` (or `sign_in_at_the_provider`, when the server's `SignIn` sent the browser
+there), `add_passkey`, `approve`. `ceremony(browser, kind, options)` runs
 `navigator.credentials.get()` (or `.create()`) in the page with options the test chose
 and returns the browser's answer as the page's own script would post it, for the tests
 that post something the page would not.
@@ -21,6 +22,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticatorOptions
 
 from support.browser import Browser
+from support.oidc_provider import Provider
 
 
 def authenticator(browser: Browser, *, verified: bool = True) -> None:
@@ -43,6 +45,14 @@ def no_authenticator(browser: Browser) -> None:
 async def sign_in(browser: Browser, base: str, user: str) -> None:
     await browser.open(f"{base}/signed-in?user={user}")
     await browser.wait_for(f"Signed in as {user}.")
+
+
+async def sign_in_at_the_provider(browser: Browser, provider: Provider, user: str) -> None:
+    """The OpenID provider's sign-in screen, as the user fills it."""
+    await browser.wait_for("Authorize Client")
+    assert browser.url.startswith(provider.authorize_url + "?")
+    await browser.fill("sub", user)
+    await browser.click("Authorize")
 
 
 async def add_passkey(browser: Browser, base: str, label: str = "laptop") -> None:

@@ -1,10 +1,12 @@
 """Passkey approvals with a real browser and a real authenticator: chromium's virtual
 authenticator (CTAP2, resident keys, user verification) adds a passkey on the server's
 page and approves there, while the SDK's `Client` over Streamable HTTP on 127.0.0.1
-waits, on both generations. Then everything that must not count as an approval: an
-assertion without user verification, one over another question's challenge or another
-call's, another user's credential, a replayed assertion, a button pressed with no
-authenticator. Marker `browser` (chromium and chromium-driver; missing, these fail)."""
+waits, on both generations; a fresh browser opening the link signs in first at the real
+OpenID provider (the server's `SignIn`) and comes back to it. Then everything that must
+not count as an approval: an assertion without user verification, one over another
+question's challenge or another call's, another user's credential, a replayed
+assertion, a button pressed with no authenticator. Marker `browser` (chromium and
+chromium-driver; missing, these fail)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from support.approval_site import ApprovalSite, approval_site, mcp_client
 from support.browser import Browser, chromium
+from support.oidc_provider import Provider, running_provider
 from support.passkey_browser import (
     add_passkey,
     approve,
@@ -29,16 +32,28 @@ from support.passkey_browser import (
     post_as_browser,
     press,
     sign_in,
+    sign_in_at_the_provider,
 )
 from support.trust_kit import MODERN, MODES
 
-pytestmark = [pytest.mark.anyio, pytest.mark.browser]
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.browser,
+    # the provider (oidc-provider-mock) calls an authlib API that authlib deprecates
+    pytest.mark.filterwarnings("ignore:get_jwt_config:DeprecationWarning"),
+]
 
 
 @pytest.fixture
 async def site() -> AsyncIterator[ApprovalSite]:
     async with approval_site() as served:
         yield served
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[Provider]:
+    with running_provider() as running:
+        yield running
 
 
 @pytest.fixture
@@ -122,6 +137,31 @@ async def test_a_user_without_a_passkey_adds_one_and_comes_back_to_approve(
         assert browser.url == link
         await browser.click("Approve with your passkey")
     assert getattr(results[0].content[0], "text", "") == "Deleted acme/web, approved by alice."
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_fresh_browser_signs_in_at_the_provider_adds_a_passkey_and_approves(
+    provider: Provider, browser: Browser, mode: str
+) -> None:
+    async with (
+        approval_site(provider=provider) as site,
+        waiting_call(site, "delete_repository", {"repo": "acme/web"}, mode) as (link, results),
+    ):
+        await browser.open(link)  # no sign-in on this server: on to the provider
+        await sign_in_at_the_provider(browser, provider, "alice")
+        await browser.wait_for("Add a passkey first")
+        assert browser.url == link  # back at the exact link, as alice
+        await follow(browser, "Add a passkey")
+        await browser.fill("label", "phone")
+        await browser.click("Add a passkey")
+        assert "Passkey added." in await browser.text()
+        await follow(browser, "Back to the approval")
+        assert "Delete repository acme/web" in await browser.text()
+        assert not results  # the call still waits for her passkey
+        await browser.click("Approve with your passkey")
+        assert "Approved" in await browser.text()
+    assert getattr(results[0].content[0], "text", "") == "Deleted acme/web, approved by alice."
+    assert site.ran == ["deleted acme/web"]
 
 
 async def test_the_page_shows_the_words_escaped(site: ApprovalSite, browser: Browser) -> None:
