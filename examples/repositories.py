@@ -4,8 +4,9 @@
 question, the signed-in user opens this server's approval page, reads the exact words and
 approves with a passkey (a fingerprint, a face, a PIN); then, and only then, the call runs.
 The client's or the model's own "accept" approves nothing, and one approval lets one call
-through. A user without a passkey adds one on `/mcp-resolve/approvals/passkeys` first (the
-approval page leads there and back).
+through. A browser that is not signed in is sent to sign in at the identity provider
+(`SignIn`) and comes back to the link; a user without a passkey adds one on
+`/mcp-resolve/approvals/passkeys` first (the approval page leads there and back).
 
 Environment (every worker gets the same; a real deployment reads them from its secrets):
 
@@ -14,12 +15,16 @@ Environment (every worker gets the same; a real deployment reads them from its s
   unset: one process only);
 - `REPOSITORIES_BASE_URL`: this server's origin as browsers reach it; passkeys need a
   domain over HTTPS, or `http://localhost:PORT` (default `http://localhost:8000`);
+- `REPOSITORIES_ISSUER`: the OpenID provider your users sign in at, whose users the MCP
+  access tokens name; `REPOSITORIES_PAGES_CLIENT_ID` and
+  `REPOSITORIES_PAGES_CLIENT_SECRET`: this server's registration there, with
+  `<base>/mcp-resolve/sign-in/callback` as its redirect URL;
 - `REPOSITORIES_TOKEN_SECRET`: signs the MCP access tokens of this example's stand-in
   authorization server (below).
 
 Run with `python examples/repositories.py --http 127.0.0.1:8000` (endpoint `/mcp`);
-`mcp-resolve demo` runs it and plays the user's browser with chromium's virtual
-authenticator.
+`mcp-resolve demo` runs it beside a local OpenID provider and plays the user's browser with
+chromium's virtual authenticator.
 """
 
 from __future__ import annotations
@@ -35,13 +40,12 @@ from mcp.server import MCPServer
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import RequestStateSecurity
-from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, Response
 
-from mcp_resolve import ElicitURL, Resolve, User
+from mcp_resolve import ElicitURL, Resolve
 from mcp_resolve.approvals import Approval, Approvals
 from mcp_resolve.mcp import resolved
-from mcp_resolve.pages import SignedInCookie
+from mcp_resolve.pages import SignIn
+from mcp_resolve.pages.openid import OpenIDConnect
 from mcp_resolve.seal import KeyRing
 
 STATE_KEYS = [
@@ -50,12 +54,22 @@ STATE_KEYS = [
 ]
 keys = KeyRing(*STATE_KEYS)
 BASE = os.environ.get("REPOSITORIES_BASE_URL", "http://localhost:8000").rstrip("/")
+ISSUER = os.environ.get("REPOSITORIES_ISSUER", "http://127.0.0.1:9400").rstrip("/")
 TOKEN_SECRET = os.environ.get("REPOSITORIES_TOKEN_SECRET") or secrets.token_urlsafe(32)
 
-# Across workers: the same keys and base URL everywhere, store=RedisApprovalStore(...) and
-# RedisCompletionBus; the in-memory defaults here serve one process.
-signed_in = SignedInCookie(keys, secure=BASE.startswith("https://"))
-approvals = Approvals(keys, BASE, browser=signed_in)
+# Across workers: the same keys and base URL everywhere, store=stores.approvals and the
+# sign-in's guard=stores.replay_guard of RedisStores, and its completion bus; the in-memory
+# defaults here serve one process.
+sign_in = SignIn(  # a browser with no user signs in at the identity provider, and returns
+    keys,
+    BASE,
+    openid=OpenIDConnect(
+        ISSUER,
+        client_id=os.environ.get("REPOSITORIES_PAGES_CLIENT_ID", "repositories-pages"),
+        client_secret=os.environ.get("REPOSITORIES_PAGES_CLIENT_SECRET", "a demo secret"),
+    ),
+)
+approvals = Approvals(keys, BASE, sign_in=sign_in)
 REPOSITORIES = {"acme/web", "acme/api"}
 
 
@@ -66,13 +80,16 @@ def mcp_token(user: str) -> str:
 
 class StandInTokens:
     """The MCP server's token verifier. Stands in for your authorization server, which a
-    real deployment points `AuthSettings.issuer_url` at."""
+    real deployment points `AuthSettings.issuer_url` at. Its tokens name users of the
+    identity provider (`iss`), as the pages' sign-in does."""
 
     async def verify_token(self, token: str) -> AccessToken | None:
         user = token.rpartition(".")[0]
         if not user or not hmac.compare_digest(token, mcp_token(user)):
             return None
-        return AccessToken(token=token, client_id="repositories", scopes=[], subject=user)
+        return AccessToken(
+            token=token, client_id="repositories", scopes=[], subject=user, claims={"iss": ISSUER}
+        )
 
 
 mcp = MCPServer(
@@ -85,29 +102,6 @@ mcp = MCPServer(
     token_verifier=StandInTokens(),
     request_state_security=RequestStateSecurity(keys=STATE_KEYS),
 )
-
-
-@mcp.custom_route("/sign-in", methods=["GET", "POST"])
-async def sign_in(request: Request) -> Response:
-    """The browser's sign-in: it proves its user with an MCP token the verifier accepts and
-    gets the signed cookie the pages check. A real deployment signs the browser in with its
-    identity provider (the one that issues the MCP tokens) and sets the same cookie."""
-    if request.method == "GET":
-        return HTMLResponse(
-            '<form method="post"><input name="token" type="password">'
-            "<button>Sign in</button></form>"
-        )
-    if request.headers.get("origin") != BASE:  # another site signing this browser in as
-        return PlainTextResponse("refused", status_code=403)  # someone else (login CSRF)
-    declared = request.headers.get("content-length", "")
-    if not declared.isdigit() or int(declared) > 2048:  # a token is short: read no more
-        return PlainTextResponse("too large", status_code=413)
-    access = await StandInTokens().verify_token(str((await request.form()).get("token", "")))
-    if access is None or access.subject is None:
-        return PlainTextResponse("unknown token", status_code=401)
-    response = PlainTextResponse(f"Signed in as {access.subject}.")
-    signed_in.set(response, User(access.subject))
-    return response
 
 
 async def deletion(repo: str) -> Approval | ElicitURL:
@@ -123,7 +117,7 @@ async def delete_repository(repo: str, approval: Annotated[Approval, Resolve(del
     return f"Deleted {repo}, approved by {approval.approvers[0].subject}."
 
 
-approvals.mount(mcp)
+approvals.mount(mcp)  # the approval and passkeys pages, and the sign-in's two routes
 
 
 def main() -> None:
