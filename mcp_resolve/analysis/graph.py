@@ -127,6 +127,16 @@ class Graph:
         """The user-scoped resolvers (a call of this graph needs a signed-in user)."""
         return tuple(node for node in self.nodes if node.user)
 
+    @property
+    def recorded(self) -> tuple[Node, ...]:
+        """The resolvers recorded once per call (`Resolve(fn, once=True)`)."""
+        return tuple(node for node in self.nodes if node.once)
+
+    @property
+    def keyed(self) -> bool:
+        """Whether a resolver takes the call's `IdempotencyKey` (a call then needs an identity)."""
+        return any(node.key_params for node in self.nodes)
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.tool!r}: {len(self.nodes)} resolver(s)>"
 

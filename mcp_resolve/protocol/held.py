@@ -116,6 +116,9 @@ class HeldRetry:
         return self._resolution
 
     def drop(self) -> None:
+        records = self.conn.records
+        if records is not None and self._resolution is not None:
+            records.take(self._resolution)  # what it recorded holds through the wait
         self._resolution = None
 
     def settle(

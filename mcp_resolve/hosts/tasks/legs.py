@@ -88,7 +88,9 @@ def leg_connection(ctx: Any, task_id: str, *, app: Any = None) -> Connection:
     """The connection of one leg: the answers and state fastmcp-tasks put on the worker's
     context, as a retry would carry them."""
     leg = _Leg(task_id, getattr(ctx, "origin_request_id", None))
-    return Connection.of(leg, ctx, context=ctx, request_context=None, app=app)
+    # The task is the call: its id names it for idempotency keys, in every leg and on every
+    # redelivery (unless its foreground rounds had named it first, `@asks_first`).
+    return Connection.of(leg, ctx, context=ctx, request_context=None, app=app, call_id=task_id)
 
 
 class Escalation:
