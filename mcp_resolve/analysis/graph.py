@@ -33,9 +33,11 @@ class Graph:
         "context_types",
         "depends",
         "function",
+        "keyed",
         "levels",
         "model_parameters",
         "nodes",
+        "recorded",
         "resolved_parameters",
         "targets",
         "tool",
@@ -69,6 +71,10 @@ class Graph:
         for node in nodes:
             levels.setdefault(node.level, []).append(node.index)
         self.levels = tuple(tuple(levels[k]) for k in sorted(levels))
+        # The resolvers recorded once per call (`Resolve(fn, once=True)`), and whether one
+        # takes the call's `IdempotencyKey` (a call then needs an identity).
+        self.recorded: tuple[Node, ...] = tuple(node for node in nodes if node.once)
+        self.keyed = any(node.key_params for node in nodes)
         self._built()
 
     def _built(self) -> None:
@@ -126,16 +132,6 @@ class Graph:
     def user_scoped(self) -> tuple[Node, ...]:
         """The user-scoped resolvers (a call of this graph needs a signed-in user)."""
         return tuple(node for node in self.nodes if node.user)
-
-    @property
-    def recorded(self) -> tuple[Node, ...]:
-        """The resolvers recorded once per call (`Resolve(fn, once=True)`)."""
-        return tuple(node for node in self.nodes if node.once)
-
-    @property
-    def keyed(self) -> bool:
-        """Whether a resolver takes the call's `IdempotencyKey` (a call then needs an identity)."""
-        return any(node.key_params for node in self.nodes)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.tool!r}: {len(self.nodes)} resolver(s)>"

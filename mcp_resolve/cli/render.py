@@ -176,13 +176,15 @@ def tool_tree(tool: Function, out: Output) -> Item:
         head: list[Segment] = [(consumer, "param"), (f" {out.arrow} ", ""), (node.name, "resolver")]
         if index in shown:
             once = (
-                "once per signed-in user"
+                "runs once per signed-in user"
                 if node.user
-                else "once per server lifespan"
+                else "runs once per server lifespan"
                 if node.app
-                else "once per call"
+                else RECORDED
+                if node.once
+                else "runs once per call"
             )
-            return Item([*head, (f"  (shown above; runs {once})", "meta")])
+            return Item([*head, (f"  (shown above; {once})", "meta")])
         shown.add(index)
         head.append((f"  {kind(node)}{sep}key {node.key}", "meta"))
         if node.app:

@@ -44,7 +44,7 @@ def recorded(res: Any) -> list[tuple[Node, Any]]:
     behind a question), has none."""
     found = []
     values = res._values
-    settled = getattr(res, "_from_records", ())
+    settled = res._from_records
     for node in res._graph.recorded:
         value = values[node.index]
         if value is PENDING or value is BLOCKED or type(value) is Question:

@@ -54,7 +54,7 @@ def check_size(tool: str, budget: int, state: RoundState, size: int, graph: Grap
     )
     raise ResolutionError(
         f"Tool {tool!r}: the request state would be {size} bytes, over the budget "
-        f"of {budget}; the largest recorded answers and values are from "
+        f"of {budget}; the largest recorded answers are from "
         f"{named or 'no resolver (the questions themselves)'}. Ask for less per "
         "question, or raise max_state_bytes",
         tool=tool,

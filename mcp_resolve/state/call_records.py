@@ -5,15 +5,17 @@ computes its value writes it, as JSON, into what carries the call to its next ro
 request state a 2026-07-28 client echoes, sealed; the state a background task keeps
 between legs, sealed for the task), and every later round reads it back and settles the
 resolver with it instead of running it (`engine/settled.py`). The call's identity travels
-the same way: made by its first round (or the task's id), it is what each resolver's
-`IdempotencyKey` derives from.
+the same way, where a resolver takes an `IdempotencyKey` (each key derives from it): made
+by the first round that needs it (or the task's id), and carried from then on.
 
 What this adds to the state's own promises:
 
-- a record is a value's JSON form written by its declared type's pydantic adapter and
-  read back by it; a value that would not come back equal (a float that is not finite, a
-  field the type does not declare) fails the call when it is recorded, naming the
-  resolver, instead of settling a later round with something else;
+- a record is a value's JSON text written by its declared type's pydantic adapter and
+  read back by it (kept as text in the state: a string costs the state's encoding a copy,
+  where a nested value cost it a walk, 4 µs for a small model); a value that would not
+  come back equal (a field the type does not declare, a float where an int is declared)
+  fails the call when it is recorded, naming the resolver, instead of settling a later
+  round with something else;
 - a record is read only for a recorded resolver of the tool, by its question key, and
   only from the records: an answer under that key is an answer, never a value;
 - a record that no longer fits its type (a deploy changed it between rounds) is dropped,
@@ -40,35 +42,42 @@ logger = logging.getLogger("mcp_resolve")
 
 
 class CallRecords:
-    """One call's identity (`call_id`) and its records so far (`values`: JSON forms by
-    question key), held for a round by whoever runs it (the flow, the testing kit)."""
+    """One call's identity (`call_id`, None until a resolver needs one) and its records so
+    far (`values`: JSON texts by question key), held for a round by whoever runs it (the
+    flow, the testing kit)."""
 
     __slots__ = ("call_id", "values")
 
-    def __init__(self, call_id: str, values: dict[str, Any] | None = None) -> None:
+    def __init__(self, call_id: str | None, values: dict[str, str] | None = None) -> None:
         self.call_id = call_id
-        self.values: dict[str, Any] = values if values is not None else {}
+        self.values: dict[str, str] = values if values is not None else {}
 
     @classmethod
     def of(cls, state: RoundState, call_id: str | None = None) -> CallRecords:
-        """What `state` carries, or a new call: named `call_id` when the host has an
-        identity for it (a task's id), else a fresh random one."""
-        return cls(state.call or call_id or new_call_id(), dict(state.records))
+        """What `state` carries; for a call it names nothing yet, `call_id` when the host
+        has an identity for it (a task's id)."""
+        return cls(state.call or call_id, dict(state.records))
 
     def enter(self, resolution: Any) -> None:
-        """Give a resolution, before it starts, the call's identity and the values recorded
-        so far (read back by each resolver's declared type)."""
-        identify(resolution, self.call_id)
+        """Give a resolution, before it starts, the call's identity (made now if the call
+        has none and a resolver takes a key) and the values recorded so far (read back by
+        each resolver's declared type)."""
+        graph = resolution.graph
+        if graph.keyed:
+            if self.call_id is None:
+                self.call_id = new_call_id()
+            identify(resolution, self.call_id)
         if self.values:
-            settle(resolution, self.restored(resolution.graph))
+            settle(resolution, self.restored(graph))
 
     def restored(self, graph: Graph) -> dict[str, Any]:
         values = {}
         for node in graph.recorded:
-            if node.key not in self.values or node.record is None:
+            text = self.values.get(node.key)
+            if text is None or node.record is None:
                 continue
             try:
-                values[node.key] = node.record.validate_python(self.values[node.key], strict=False)
+                values[node.key] = node.record.validator.validate_json(text)
             except ValidationError:
                 logger.info(
                     "Tool %r: the recorded value of resolver %r no longer fits its type; it "
@@ -93,12 +102,12 @@ class CallRecords:
         state.records = dict(self.values)
 
 
-def written(node: Node, value: Any, tool: str) -> Any:
-    """`value`'s JSON form, checked to read back equal by the resolver's declared type."""
-    adapter = node.record
+def written(node: Node, value: Any, tool: str) -> str:
+    """`value`'s JSON text, checked to read back equal by the resolver's declared type."""
+    adapter = node.record  # its pydantic-core halves: the TypeAdapter's wrappers cost 40 %
     try:
-        form = adapter.dump_python(value, mode="json", warnings=False)
-        same = adapter.validate_python(form, strict=False) == value
+        text = adapter.serializer.to_json(value, warnings=False)
+        same = adapter.validator.validate_json(text) == value
     except (ValidationError, PydanticSerializationError, ValueError, TypeError):
         same = False
     if not same:
@@ -110,4 +119,4 @@ def written(node: Node, value: Any, tool: str) -> Any:
             resolver=node.name,
             parameter=node.parameter,
         )
-    return form
+    return str(text, "utf-8")

@@ -4,7 +4,7 @@ The state travels through the client, so it records only what cannot be recomput
 answers the user gave, each with the digest of the exact question it answered, and the
 digests of the questions asked in the last round (an answer to anything else is not
 taken). Values that resolvers compute are computed again, except those of recorded
-resolvers (`Resolve(fn, once=True)`): their JSON forms (`records`, by question key, apart
+resolvers (`Resolve(fn, once=True)`): their JSON texts (`records`, by question key, apart
 from the answers so that no answer can stand for one) and the call's identity (`call`)
 travel too, see `call_records`. The encoding is compact JSON, ASCII-escaped so that any
 string a client sent (lone surrogates included) survives encoding and sealing. Sealing it
@@ -50,7 +50,7 @@ class RoundState:
     body: str | None = None  # the tool body's own request state, when the body asked
     body_keys: tuple[str, ...] = ()  # the keys of the body's own input requests
     call: str | None = None  # the call's identity, when a resolver is recorded or keyed
-    records: dict[str, Any] = field(default_factory=dict)  # recorded values, as JSON
+    records: dict[str, str] = field(default_factory=dict)  # recorded values, as JSON text
 
     def encode(self) -> str:
         body: dict[str, Any] = {
@@ -80,8 +80,8 @@ class RoundState:
             key: len(json.dumps(_recorded(a), ensure_ascii=True).encode())
             for key, a in self.answers.items()
         }
-        for key, value in self.records.items():
-            sizes[key] = sizes.get(key, 0) + len(json.dumps(value, ensure_ascii=True).encode())
+        for key, text in self.records.items():
+            sizes[key] = sizes.get(key, 0) + len(json.dumps(text, ensure_ascii=True).encode())
         return sizes
 
     @classmethod
@@ -99,7 +99,11 @@ class RoundState:
         changes, token, expires = body.get("c", {}), body.get("i"), body.get("e")
         own, own_keys = body.get("b"), body.get("k", [])
         call, records = body.get("o"), body.get("r", {})
-        if not ((call is None or isinstance(call, str)) and isinstance(records, dict)):
+        if not (
+            (call is None or isinstance(call, str))
+            and isinstance(records, dict)
+            and all(isinstance(text, str) for text in records.values())
+        ):
             raise StateError("malformed")
         if not (
             (own is None or isinstance(own, str))

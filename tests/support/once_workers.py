@@ -14,6 +14,8 @@ by its pid, and this process when its stdin closes.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import signal
 import sys
@@ -25,7 +27,10 @@ from support import once_server
 
 
 def serve(port: int) -> None:
-    """The child: MCP on `port`, Docket legs from the shared queue, until it is killed."""
+    """The child: MCP on `port`, Docket legs from the shared queue, until it is killed (or
+    its parent ends: a test that failed half-way leaves no worker behind)."""
+    with contextlib.suppress(OSError, AttributeError):  # Linux: PR_SET_PDEATHSIG, SIGKILL
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     sys.stdin.close()
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stdout carries the parent's pids
