@@ -44,7 +44,6 @@ from .threads import call_all, first_value, run_ready
 
 _PENDING = PENDING
 _BLOCKED = BLOCKED
-_NOTHING: frozenset[int] = frozenset()
 
 
 class Resolution:
@@ -76,7 +75,6 @@ class Resolution:
         "_context",
         "_current",
         "_exits",
-        "_from_records",
         "_graph",
         "_keys",
         "_plan",
@@ -138,8 +136,6 @@ class Resolution:
     def __getattr__(self, name: str) -> Any:
         """The identity of a call no host named (it runs in one process), made when a
         resolver first takes its key: a call that takes none pays nothing (`call_keys`)."""
-        if name == "_from_records":  # nothing settled from records (`settled`)
-            return _NOTHING
         if name not in ("_keys", "call_id"):
             raise AttributeError(name)
         identify(self, new_call_id())

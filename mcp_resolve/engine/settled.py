@@ -10,7 +10,7 @@ At the end of a round the host asks which recorded resolvers did run, to record 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from typing import Any
 
 from ..analysis.nodes import Node
@@ -25,30 +25,25 @@ def settle(res: Any, values: Mapping[str, Any]) -> None:
     settled yet, so a call with settled values takes the general walk, as one resumed
     with answers does. Keys of no recorded resolver of this graph are ignored.
     """
-    if not values:
-        return
-    settled = []
+    settled = False
     for node in res._graph.recorded:
         if node.key in values:
             res._values[node.index] = values[node.key]
-            settled.append(node.index)
-    if settled:
-        res._from_records = frozenset(settled)
-        if res._result is None:
-            res._result = STARTED  # not the first walk's business (`Resolution.resolve`)
+            settled = True
+    if settled and res._result is None:
+        res._result = STARTED  # not the first walk's business (`Resolution.resolve`)
 
 
-def recorded(res: Any) -> list[tuple[Node, Any]]:
-    """The recorded resolvers that ran in resolution `res` (not settled from a record),
-    with the values they returned. A resolver that raised, or that did not run (blocked
-    behind a question), has none."""
+def recorded(res: Any, known: Container[str] = ()) -> list[tuple[Node, Any]]:
+    """The recorded resolvers of resolution `res` that have a value, with it, but those
+    whose question keys are `known` (what the host recorded, and settled, already). A
+    resolver that raised, or that did not run (blocked behind a question), has none."""
     found = []
     values = res._values
-    settled = res._from_records
     for node in res._graph.recorded:
         value = values[node.index]
         if value is PENDING or value is BLOCKED or type(value) is Question:
             continue
-        if node.index not in settled:
+        if node.key not in known:
             found.append((node, value))
     return found

@@ -91,7 +91,7 @@ class CallRecords:
     def take(self, resolution: Any) -> bool:
         """Record what the resolution's recorded resolvers computed; whether anything was
         new. A value that would not come back equal fails the call (`ResolutionError`)."""
-        found = recorded(resolution)
+        found = recorded(resolution, self.values)
         for node, value in found:
             self.values[node.key] = written(node, value, resolution.graph.tool)
         return bool(found)

@@ -139,7 +139,8 @@ async def test_a_settled_value_is_used_and_its_resolver_not_called() -> None:
         settle(resolution, {node.key: given})
         outcome = await resolution.resolve({"test_once:quantity": ONE})
         assert RUNS == []
-        assert recorded(resolution) == []  # settled, not computed: nothing new to record
+        assert recorded(resolution, {node.key}) == []  # settled from what the host knows
+        assert recorded(resolution) == [(node, given)]
         assert outcome.__class__.__name__ == "Suspended"  # ship asks, with the settled value
         (question,) = outcome.questions
         assert question.request.message == "Charged 7. Ship it?"
