@@ -22,8 +22,8 @@ to a waiting question the resolver still asks is *held* instead, as the legacy c
   at once instead;
 - while it waits, the call holds no resolution: its generator resolvers are closed (their
   cleanups run) before the wait, and when the step completes the call starts over from the
-  same answers, as the next round would, so every resolver of the call runs again (an app-
-  scoped one is looked up again, never closed: a value that must live through the wait
+  same answers, as the next round would, so every resolver of the call runs again (an
+  app-scoped one is looked up again, never closed: a value that must live through the wait
   belongs in the app scope), but a recorded one (`once=True`), whose value the call keeps
   through the wait as its next round would (`HeldRetry.drop`). That holds for a call that
   opened no generator too, and the round state is decoded again after the wait rather than
