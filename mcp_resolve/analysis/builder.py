@@ -379,7 +379,7 @@ class _Builder(ParameterReader):
                 fix="give each resolver its own key",
             )
         check_scopes(ordered, self.problem)
-        check_recorded(ordered, self.problem, self.hints)
+        check_recorded(ordered, self.problem, self.hints, self.key_sources)
         settle_app_nodes(ordered)
         settle_inline_nodes(ordered)
         return tuple(node.freeze() for node in ordered)

@@ -24,7 +24,7 @@ whose key it could receive.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -46,9 +46,17 @@ def declare_once(node: Node, marker: Any) -> None:
     node.once = node.once or bool(getattr(marker, "once", False))  # fast-depends: no `once`
 
 
-def check_recorded(nodes: Sequence[Node], problem: Report, hints: Hints) -> None:
+def check_recorded(
+    nodes: Sequence[Node],
+    problem: Report,
+    hints: Hints,
+    originals: Mapping[int, Callable[..., Any]] | None = None,
+) -> None:
     """Report every recorded resolver that could not be recorded, and every idempotency key
-    asked for outside a call; give each recorded one the adapter of its value."""
+    asked for outside a call; give each recorded one the adapter of its value.
+
+    `originals` are the resolvers a test replaced (`testing.override`), by node: a stand-in
+    that declares no return type (a lambda) is recorded as the original declares it."""
     for node in nodes:
         if node.key_params and node.app:
             scope = "user" if node.user else "app"
@@ -90,14 +98,18 @@ def check_recorded(nodes: Sequence[Node], problem: Report, hints: Hints) -> None
                 fix="ask in a resolver of its own and give its answer to the recorded one",
             )
             continue
-        node.record = _adapter(node, problem, hints)
+        original = (originals or {}).get(id(node))
+        node.record = _adapter(node, problem, hints, original)
 
 
-def _adapter(node: Node, problem: Report, hints: Hints) -> Any:
+def _adapter(node: Node, problem: Report, hints: Hints, original: Callable[..., Any] | None) -> Any:
     """The adapter that writes and reads back the resolver's declared value, or None after
     reporting why it cannot."""
     fn = node.fn
     declared = fn if isinstance(fn, type) else hints(fn, node.name).get("return", _EMPTY)
+    if declared is _EMPTY and original is not None:
+        fn = original
+        declared = fn if isinstance(fn, type) else hints(fn, node.name).get("return", _EMPTY)
     where = f"(for parameter {node.parameter!r})"
     fix = (
         "declare the type it returns: a pydantic model, a dataclass, a TypedDict, or JSON "

@@ -36,7 +36,7 @@ from mcp_resolve.engine.settled import recorded, settle
 from mcp_resolve.protocol import completion
 from mcp_resolve.state.call_records import CallRecords
 from mcp_resolve.state.round_state import RoundState
-from mcp_resolve.testing import call
+from mcp_resolve.testing import call, override
 
 pytestmark = pytest.mark.anyio
 
@@ -443,3 +443,11 @@ async def test_the_kit_keeps_a_record_through_a_held_wait() -> None:
     assert done.result == "paid: 2 seats"
     assert done.trace.runs(hold_seats) == 1
     completion.forget()
+
+
+async def test_a_stand_in_without_a_return_type_is_recorded_as_the_original_declares() -> None:
+    fake = Receipt(id="fake", amount=1, at=datetime(2026, 1, 1, tzinfo=timezone.utc))
+    with override(charge, lambda amount: RUNS.append("fake") or fake):
+        done = await call(pay, {"amount": 5}, answers=ANSWERS, trace=True)
+    assert done.result == "fake 1 True"
+    assert RUNS == ["fake"]
