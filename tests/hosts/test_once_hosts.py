@@ -35,7 +35,8 @@ from support.trust_kit import (
 )
 from support.trust_kit import call as round_of
 
-from mcp_resolve import Elicit, ElicitURL, IdempotencyKey, Resolve
+from mcp_resolve import Elicit, ElicitURL, IdempotencyKey, InvalidSignature, Resolve
+from mcp_resolve.lowlevel import ResolvedTools
 from mcp_resolve.mcp import ResolvingMCPServer, resolved
 from mcp_resolve.protocol import completion
 
@@ -327,3 +328,43 @@ async def test_a_body_asking_on_its_own_does_not_run_a_recorded_resolver_again()
         result = await client.call_tool("greet", {"amount": 4})
     assert result.content[0].text == "12"  # `fill` answers 3 to how many
     assert len(KEYS) == 1
+
+
+# -- refused when registered, on every host -----------------------------------------------
+
+
+class Handle:
+    """A class with no JSON form."""
+
+
+async def open_handle(amount: int) -> Handle:
+    return Handle()
+
+
+async def keep_handle(amount: int, h: Annotated[Handle, Resolve(open_handle, once=True)]) -> str:
+    return "kept"
+
+
+def register(host: str) -> None:
+    if host == "resolving":
+        ResolvingMCPServer("r").tool()(keep_handle)
+    elif host == "mcpserver":
+        MCPServer("m").tool()(resolved(keep_handle))
+    elif host == "lowlevel":
+        ResolvedTools().add(keep_handle)
+    else:
+        from fastmcp import FastMCP
+
+        from mcp_resolve.fastmcp import resolved as fastmcp_resolved
+
+        FastMCP("f").tool()(fastmcp_resolved(keep_handle))
+
+
+@pytest.mark.parametrize("host", ALL_HOSTS)
+async def test_a_value_that_cannot_be_recorded_is_refused_when_registered(host: str) -> None:
+    with pytest.raises(InvalidSignature) as refused:
+        register(host)
+    assert refused.value.name == "keep_handle"
+    assert refused.value.resolver == "open_handle"
+    assert "(for parameter 'h')" in refused.value.problem
+    assert "no JSON form" in refused.value.problem
