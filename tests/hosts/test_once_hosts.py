@@ -368,3 +368,32 @@ async def test_a_value_that_cannot_be_recorded_is_refused_when_registered(host: 
     assert refused.value.resolver == "open_handle"
     assert "(for parameter 'h')" in refused.value.problem
     assert "no JSON form" in refused.value.problem
+
+
+# -- a record counts against the state's budget; it is never moved elsewhere ---------------
+
+
+async def report(amount: int, q: Annotated[Quantity, Resolve(quantity)]) -> str:
+    return "x" * 2000  # a document, where an id belongs
+
+
+async def sure(r: Annotated[str, Resolve(report, once=True)]) -> Elicit[Ok]:
+    return Elicit("Send the report?", Ok)
+
+
+async def send_report(
+    amount: int, r: Annotated[str, Resolve(report, once=True)], ok: Annotated[Ok, Resolve(sure)]
+) -> str:
+    return "sent"
+
+
+@pytest.mark.parametrize("host", HOSTS)
+async def test_a_record_over_the_state_budget_fails_the_call_naming_the_resolver(
+    host: str,
+) -> None:
+    async with connect(serve(host, send_report, max_state_bytes=1024), MODERN) as client:
+        result = await client.call_tool("send_report", {"amount": 1})
+    assert result.is_error
+    text = result.content[0].text
+    assert "over the budget of 1024" in text
+    assert "resolver 'report' (parameter 'r'" in text
