@@ -26,6 +26,7 @@ from ..engine.questions import Question
 from ..engine.resolution import Resolution
 from ..engine.results import Resolved, Suspended
 from ..engine.tracing import start_call
+from ..errors import ResolveAgain
 from ..state.at_most_once import DEFAULT_STATE_TTL, AtMostOnce, Principal, Unsealed, check_state_ttl
 from ..state.replay_guard import ReplayGuard, check_replay_guard
 from ..state.round_state import RoundState, StateError
@@ -36,6 +37,7 @@ from .connection import Connection, StateCodec
 from .held_limits import DEFAULT_MAX_HELD, DEFAULT_MAX_HELD_PER_OWNER, HeldLimits
 from .legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
 from .lifespan import no_app_scope
+from .resolve_again import resolve_again
 from .responses import Answers, read_responses
 from .round_checks import check_changes, check_rounds, check_size
 from .signed_in import as_user
@@ -160,6 +162,9 @@ class ToolFlow:
             closing = resolution.closing(exc)
             if closing is not None:
                 await self.leave(resolution, closing)
+            if isinstance(exc, ResolveAgain):  # the body found a value refused: once more
+                await resolve_again(conn, exc, self.tool)
+                return await self._legacy(conn, arguments, body)
             raise
         closing = resolution.closing(None)
         if closing is not None:
@@ -176,7 +181,7 @@ class ToolFlow:
                 state = RoundState.decode(opened.state)
             except StateError as exc:
                 logger.info("Tool %r: request state ignored (%s); asking again", self.tool, exc)
-            if self.once is not None:
+            if self.once is not None and not conn.again:  # claimed once, by the first run
                 await self.once.claim(state, conn.request_context, opened.expires_at)
         trace = start_call(self.tool, MODERN, state.rounds + 1)
         if trace is None and not self.wants_capabilities:  # `start`, one frame fewer
@@ -202,7 +207,8 @@ class ToolFlow:
                 if isinstance(outcome, Suspended):  # no coroutine for `settled` otherwise
                     outcome = await self.settled(conn, resolution, outcome, upfront)
                     if isinstance(outcome, Suspended):  # a retry, or a task's leg after an answer
-                        waits = held.waiting_for(outcome, answers)
+                        # resolved again: the question goes out, nothing is held
+                        waits = None if conn.again else held.waiting_for(outcome, answers)
                         if waits is not None and getattr(conn.session, "defers_waits", False):
                             conn.session.waits = waits  # a task's leg ends; the next is scheduled
                         elif waits is not None:  # consented to a step that waits: hold
@@ -240,6 +246,9 @@ class ToolFlow:
             closing = resolution.closing(exc)
             if closing is not None:
                 await self.leave(resolution, closing)
+            if isinstance(exc, ResolveAgain):
+                await resolve_again(conn, exc, self.tool)
+                return await self._modern(conn, arguments, body)
             raise
         closing = resolution.closing(None)
         if closing is not None:

@@ -144,13 +144,20 @@ def test_the_core_never_imports_authlib() -> None:
     assert out.stdout.strip() == "False"
 
 
-def test_mount_on_fastmcp_adds_the_connect_page_and_the_callback() -> None:
+def test_mount_on_fastmcp_adds_the_connect_page_the_callback_and_the_connections_page() -> None:
     from fastmcp import FastMCP
 
     app = FastMCP("tracker")
     OAuth(KEYS, "https://mcp.example").mount(app)
-    paths = [getattr(route, "path", "") for route in app._additional_http_routes]
-    assert paths == ["/mcp-resolve/oauth/connect/{token}", "/mcp-resolve/oauth/callback"]
+    routes = {
+        getattr(route, "path", ""): sorted(getattr(route, "methods", ()) or ())
+        for route in app._additional_http_routes
+    }
+    assert routes == {
+        "/mcp-resolve/oauth/connect/{token}": ["GET", "HEAD"],
+        "/mcp-resolve/oauth/callback": ["GET", "HEAD"],
+        "/mcp-resolve/oauth/connections": ["GET", "HEAD", "POST"],
+    }
 
 
 async def test_a_discovery_document_naming_plain_http_endpoints_is_refused() -> None:
