@@ -52,8 +52,8 @@ def text(result: types.CallToolResult) -> str:
 
 async def connect(site: Connector, link: str, user: str = "alice") -> None:
     """The browser's part: the connect page, the server's consent, the callback."""
-    target = await start(site, link, user)  # type: ignore[arg-type]
-    async with browser(site, user) as client:  # type: ignore[arg-type]
+    target = await start(site, link, user)
+    async with browser(site, user) as client:
         back = await consent(client, target, user)
         done = await client.get(back)
     assert done.status_code == 200, done.text
@@ -67,7 +67,7 @@ async def call_connecting(
     connected in the user's browser, and the call's result returned."""
     results: list[types.CallToolResult] = []
     async with (
-        mcp_client(site, mode, user) as client,  # type: ignore[arg-type]
+        mcp_client(site, mode, user) as client,
         anyio.create_task_group() as group,
     ):
 
@@ -87,7 +87,7 @@ async def call_connecting(
 
 async def call(site: Connector, mode: str, tool: str = "me") -> types.CallToolResult:
     """One call as Alice, declining any link (so a question ends the call)."""
-    async with mcp_client(site, mode, "alice", answer="decline") as client:  # type: ignore[arg-type]
+    async with mcp_client(site, mode, "alice", answer="decline") as client:
         return await client.call_tool(tool, {})
 
 
@@ -170,7 +170,7 @@ async def test_the_connections_page_lists_disconnects_and_revokes_at_the_provide
     token = site.tokens[-1]
     page = f"{site.oauth.base}/connections"
     assert page == site.oauth.connections_url
-    async with browser(site, "alice") as alice, browser(site, "bob") as bob:  # type: ignore[arg-type]
+    async with browser(site, "alice") as alice, browser(site, "bob") as bob:
         shown = await alice.get(page)
         assert shown.status_code == 200
         assert "Tracker" in shown.text
@@ -208,7 +208,7 @@ async def test_disconnecting_from_a_provider_without_revocation_deletes_our_copy
     with running_auth_server(revocation=False) as auth:
         async with connector_site(auth) as site:
             await call_connecting(site, "legacy")
-            async with browser(site, "alice") as alice:  # type: ignore[arg-type]
+            async with browser(site, "alice") as alice:
                 shown = await alice.get(site.oauth.connections_url)
                 csrf = re.search(r'name="csrf" value="([^"]+)"', shown.text)
                 assert csrf is not None
@@ -234,15 +234,15 @@ async def test_250_reloads_of_the_connect_page_keep_one_pending_consent_per_user
     store = MemoryOAuthStore(max_entries=64)  # small, so that an unbounded page would evict
     with running_auth_server() as auth:
         async with connector_site(auth, store=store) as site:
-            async with mcp_client(site, "legacy", "bob", answer="decline") as client:  # type: ignore[arg-type]
+            async with mcp_client(site, "legacy", "bob", answer="decline") as client:
                 await client.call_tool("me", {})
-            bobs = await start(site, site.links[-1], "bob")  # type: ignore[arg-type]
+            bobs = await start(site, site.links[-1], "bob")
             await call(site, "legacy")
             alices = site.links[-1]
-            targets = {await start(site, alices, "alice") for _ in range(250)}  # type: ignore[arg-type]
+            targets = {await start(site, alices, "alice") for _ in range(250)}
             assert len(targets) == 1  # the same pending consent, reused
             assert len(store._values) <= 4  # one consent and its index for each user
-            async with browser(site, "bob") as client:  # type: ignore[arg-type]
+            async with browser(site, "bob") as client:
                 back = await consent(client, bobs, "bob")
                 done = await client.get(back)
     assert done.status_code == 200, done.text

@@ -59,11 +59,18 @@ def tracker(auth: AuthServer) -> OAuthProvider:
 
 
 def build(
-    auth: AuthServer, base: str, store: OAuthStore | None, clock: Callable[[], float]
+    auth: AuthServer,
+    base: str,
+    store: OAuthStore | None,
+    clock: Callable[[], float],
+    public: str | None = None,
+    refresh_lock: float = 30.0,
 ) -> tuple[Any, Connector]:
     keys = KeyRing(KEY)
     cookie = SignedInCookie(keys, secure=False)
-    oauth = OAuth(keys, base, browser=cookie, store=store, clock=clock)
+    oauth = OAuth(
+        keys, public or base, browser=cookie, store=store, clock=clock, refresh_lock=refresh_lock
+    )
     site = Connector(base, oauth, auth, cookie)
     provider = tracker(auth)
     Read = Annotated[ProviderToken, Resolve(oauth.token(provider, timeout=20))]
@@ -111,8 +118,13 @@ async def connector_site(
     auth: AuthServer,
     store: OAuthStore | None = None,
     clock: Callable[[], float] = time.time,
+    public: str | None = None,
+    refresh_lock: float = 30.0,
 ) -> AsyncIterator[Connector]:
+    """The server on a free port; `public` is the address its links and redirect name
+    when it is one of several workers behind one (the same on each: the tokens are
+    sealed for it), and `refresh_lock` its `OAuth`'s."""
     port = free_port()
-    app, site = build(auth, f"http://127.0.0.1:{port}", store, clock)
+    app, site = build(auth, f"http://127.0.0.1:{port}", store, clock, public, refresh_lock)
     async with serving(app, port):
         yield site
