@@ -91,8 +91,8 @@ class RedisOAuthStore:
                 acquired = await held.acquire()
         except (RedisError, OSError, TimeoutError) as exc:
             raise unavailable(self.redis, exc, self.timeout) from exc
-        if not acquired:
-            raise unavailable(self.redis, TimeoutError(), deadline)
+        if not acquired:  # another worker held it for the whole deadline
+            raise TimeoutError(f"a token's lock was held by another worker for {deadline:g} s")
         try:
             yield
         finally:

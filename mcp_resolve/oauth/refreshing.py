@@ -71,6 +71,11 @@ class Refresher:
             raise ToolError(
                 f"The {provider.title} token could not be refreshed now ({exc}); try again"
             ) from exc
+        except TimeoutError as exc:  # the store's lock stayed held (`refresh_lock`)
+            raise ToolError(
+                f"The {provider.title} token could not be refreshed now (another worker's "
+                "refresh held it too long); try again"
+            ) from exc
 
     async def refused(self, provider: OAuthProvider, key: str, access_token: str) -> None:
         """The provider refused `access_token`: renew the stored token when it is still that

@@ -197,3 +197,39 @@ async def test_the_loser_of_a_refresh_race_takes_the_token_the_winner_stored(
     assert texts == {"winner": "alice", "loser": "alice"}, results
     assert first.tokens[-1].access_token == other.tokens[-1].access_token  # the winner's
     assert len(first.links) + len(other.links) == 1  # nobody was asked to connect again
+
+
+async def test_a_lock_held_past_its_deadline_fails_the_call_with_try_again(
+    redis_server: RedisServer,
+) -> None:
+    now = [1_000.0]
+    with running_auth_server() as auth:
+        store = RedisOAuthStore(redis_server.url, audience="held")
+        async with connector_site(auth, store, lambda: now[0], PUBLIC, refresh_lock=0.3) as site:
+            async with mcp_client(site, "legacy", "alice", answer="decline") as client:
+                await client.call_tool("me", {})
+            cookie = SignedInCookie(KeyRing(KEY), secure=False).value(User("alice"))
+            async with httpx2.AsyncClient(cookies={"mcp_resolve_user": cookie}) as browser:
+                opened = await browser.get(site.links[-1].replace(PUBLIC, site.base))
+                back = await consent(browser, opened.headers["location"], "alice")
+                assert (await browser.get(back.replace(PUBLIC, site.base))).status_code == 200
+            (key,) = await store.redis.keys("mcp_resolve:held:oauth:token:*")
+            lock = key.decode().replace(":oauth:token:", ":oauth:lock:token:")
+            await store.redis.set(lock, "another worker", px=60_000)  # held, and never let go
+            now[0] += 7200
+            async with mcp_client(site, "legacy", "alice", answer="decline") as client:
+                with anyio.fail_after(10):
+                    result = await client.call_tool("me", {})
+            await store.redis.delete(lock)
+            async with mcp_client(site, "legacy", "alice", answer="decline") as client:
+                again = await client.call_tool("me", {})
+        await store.aclose()
+    assert result.is_error
+    assert getattr(result.content[0], "text", "") == (
+        "Error executing tool me: The Tracker token could not be refreshed now (another "
+        "worker's refresh held it too long); try again (Resolver 'tracker_token' for "
+        "parameter 'token')"
+    )
+    assert auth.refreshed == 1  # once the lock is free, the next call refreshes
+    assert getattr(again.content[0], "text", "") == "alice"
+    assert len(site.links) == 1
