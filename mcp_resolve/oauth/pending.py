@@ -37,7 +37,7 @@ class PendingConsents:
     async def start(self, link: ConnectLink) -> tuple[str, str]:
         """The `state` and PKCE verifier of `link`'s consent: the user's pending one for
         this link while it has half its life left, else new ones, parked."""
-        index = "pending:" + self._vault.name("pending", link.user_tag, link.elicitation_id)
+        index = self._index(link.user_tag, link.elicitation_id)
         now = self._clock()
         sealed = await self._vault.store.get(index)
         state = None if sealed is None else self._vault.open(index, sealed)
@@ -74,10 +74,18 @@ class PendingConsents:
         return None if sealed is None else _pending(self._vault.open(key, sealed))
 
     async def take(self, state: str) -> dict[str, Any] | None:
-        """The pending consent of `state`, once: the next take finds nothing."""
+        """The pending consent of `state`, once: the next take finds nothing (nor does the
+        next load of its link, which starts a new one)."""
         key = self._key(state)
         sealed = await self._vault.store.take(key)
-        return None if sealed is None else _pending(self._vault.open(key, sealed))
+        found = None if sealed is None else _pending(self._vault.open(key, sealed))
+        if found is not None:
+            user, link = str(found.get("u", "")), str(found.get("e", ""))
+            await self._vault.store.delete(self._index(user, link))
+        return found
+
+    def _index(self, user_tag: str, elicitation_id: str) -> str:
+        return "pending:" + self._vault.name("pending", user_tag, elicitation_id)
 
     def _key(self, state: str) -> str:
         return "state:" + self._vault.name("state", state)
