@@ -58,9 +58,10 @@ mcp = MCPServer(
 
 async def confirmed(issue: str) -> str | ElicitURL:
     """Done once the user finished the page; until then, the page (and the call waits)."""
-    if await pages.finished(f"close-{issue}"):
+    question = pages.ask(f"Confirm closing issue {issue} in your browser", ref=f"close-{issue}")
+    if await pages.finished(question):
         return "confirmed"
-    return pages.ask(f"Confirm closing issue {issue} in your browser", ref=f"close-{issue}")
+    return question
 
 
 @mcp.tool()

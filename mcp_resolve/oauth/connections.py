@@ -35,6 +35,7 @@ from ..markers import LINK_IN_ERROR, ElicitURL
 from ..pages.browser import BrowserIdentity, SignedInCookie
 from ..pages.link import Signer
 from ..pages.routes import origin_of
+from ..protocol.shared_stores import note
 from ..protocol.signed_in import signed_in_user
 from ..seconds import seconds
 from ..state.keys import KeyRing
@@ -177,6 +178,7 @@ class OAuth:
         app: an `MCPServer` or a fastmcp server (their `custom_route`, which MCP
         authorization does not guard: every route checks the browser's user itself), or a
         Starlette app."""
+        note(server, "store of OAuth tokens", not isinstance(self.store, MemoryOAuthStore))
         custom = getattr(server, "custom_route", None)
         if callable(custom):
             for route in self.routes():

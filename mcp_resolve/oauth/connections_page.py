@@ -30,7 +30,7 @@ from starlette.responses import Response
 
 from ..pages.browser import BrowserIdentity
 from ..pages.link import Signer
-from ..pages.routes import CSRF_COOKIE, _form, _page
+from ..pages.routes import CSRF_COOKIE, _form, _page, store_failed
 from ..user import User
 from .grants import Unreachable, revoke
 from .provider import OAuthProvider
@@ -71,10 +71,14 @@ class ConnectionsPage:
             browser = secrets.token_urlsafe(24)
         csrf = html.escape(self.signer.csrf(self._purpose(user), browser))
         rows = []
-        for provider in sorted(self.providers.values(), key=lambda p: p.title):
-            record = await self.vault.load(self.vault.user_key(user, provider.name))
-            if record is not None:
-                rows.append(_row(provider, record, csrf))
+        try:
+            for provider in sorted(self.providers.values(), key=lambda p: p.title):
+                record = await self.vault.load(self.vault.user_key(user, provider.name))
+                if record is not None:
+                    rows.append(_row(provider, record, csrf))
+        except Exception as exc:
+            store_failed("The connections page could not read its store", exc)
+            return _page(503, "Try again", "Your connections could not be read now; try again.")
         said = f"<p>{html.escape(notice)}</p>" if notice else ""
         listed = "".join(rows) if rows else "<p>You have no connected accounts.</p>"
         response = _page(status, TITLE, said + listed, raw=True)
@@ -102,8 +106,8 @@ class ConnectionsPage:
             async with self.refresher.exclusive(key):
                 record = await self.vault.load(key)
                 await self.vault.forget(key)
-        except Exception:
-            logger.exception("A connection to %r could not be removed", provider.name)
+        except Exception as exc:
+            store_failed(f"A connection to {provider.name!r} could not be removed", exc)
             return _page(503, "Try again", "This connection could not be removed now; try again.")
         if record is None:
             return await self._show(request, user, f"{provider.title} is not connected.")

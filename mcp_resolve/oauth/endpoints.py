@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from ..pages.browser import BrowserIdentity
-from ..pages.routes import HEADERS
+from ..pages.routes import HEADERS, store_failed
 from ..protocol.completion import announce
 from ..user import User
 from .connect_link import LinkSigner
@@ -71,8 +71,8 @@ class ConnectRoutes:
         try:
             state, verifier = await self.pending.start(link)
             target = await consent_url(provider, self.redirect_url, link.scopes, state, verifier)
-        except Exception:
-            logger.exception("A connection to %r could not be started", provider.name)
+        except Exception as exc:
+            store_failed(f"A connection to {provider.name!r} could not be started", exc)
             return page(503, "Try again", "This connection could not be started now; try again.")
         return RedirectResponse(target, status_code=303, headers=HEADERS)
 
@@ -91,8 +91,8 @@ class ConnectRoutes:
                 return refusal or page(401, "Sign in first", "Sign in, then ask again.")
             if await self.pending.take(state) is None:  # taken meanwhile (a replay)
                 return used
-        except Exception:
-            logger.exception("A connection's pending request could not be read")
+        except Exception as exc:
+            store_failed("A connection's pending request could not be read", exc)
             return page(503, "Try again", "This connection could not be finished now; try again.")
         code = request.query_params.get("code", "")
         if not code or len(code) > MAX_PARAM:
@@ -113,13 +113,13 @@ class ConnectRoutes:
         try:
             async with self.refresher.exclusive(user_key):  # not while a refresh is in flight
                 await self.vault.save(user_key, record)
-        except Exception:
-            logger.exception("A connection to %r could not be stored", provider.name)
+        except Exception as exc:
+            store_failed(f"A connection to {provider.name!r} could not be stored", exc)
             return page(503, "Try again", "This connection could not be stored now; try again.")
         try:
             await announce(str(pending["e"]))
-        except Exception:  # the completion bus failed: the waiting call may not wake
-            logger.exception("A stored connection could not complete its question")
+        except Exception as exc:  # the completion bus failed: the waiting call may not wake
+            store_failed("A stored connection could not complete its question", exc)
             return page(200, "Connected", "Connected. If your app still waits, ask it again.")
         return page(200, "Connected", "Connected. You can close this page and return to your app.")
 

@@ -14,6 +14,7 @@ from .browser import BearerBrowser, BrowserIdentity, SignedInCookie
 from .finished import FinishedPages, MemoryFinishedPages
 from .form_answers import MemoryPageAnswers, PageAnswers
 from .forms import SecretForm
+from .page_stores import PageStores
 from .routes import PageText
 from .site import Pages
 
@@ -24,6 +25,7 @@ __all__ = [
     "MemoryFinishedPages",
     "MemoryPageAnswers",
     "PageAnswers",
+    "PageStores",
     "PageText",
     "Pages",
     "SecretForm",
