@@ -1,10 +1,10 @@
 """The signed-in user's connections: which providers they connected, and a way to undo each.
 
-`GET <path>/connections` shows the browser's user (the pages' identity, `BrowserIdentity`:
-401 without one) the providers this server holds a token of for them, with the scopes
-granted and when they connected, each with a "Disconnect" button. Nobody else's are ever
-listed: the records are looked up under the HMAC of this browser's user, and a token is
-never shown.
+`GET <path>/connections` shows the browser's user (the pages' identity, `BrowserIdentity`;
+a browser with none is sent to the server's `SignIn` and back, or gets 401) the
+providers this server holds a token of for them, with the scopes granted and when they
+connected, each with a "Disconnect" button. Nobody else's are ever listed: the records
+are looked up under the HMAC of this browser's user, and a token is never shown.
 
 `POST <path>/connections` disconnects one (`provider=<name>`), checked as the pages check
 a form: a body of at most 8 KiB (413), the pages' own `Origin` when the browser sends one
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..pages.browser import BrowserIdentity
+from ..pages.browser import NO_SIGN_IN, BrowserIdentity, SignInStep
 from ..pages.link import Signer
 from ..pages.routes import CSRF_COOKIE, _form, _page, store_failed
 from ..user import User
@@ -54,11 +54,14 @@ class ConnectionsPage:
     origin: str
     path: str
     secure: bool
+    sign_in: SignInStep | None = None
 
     async def handle(self, request: Request) -> Response:
         user = await self.browser.user_of(request)
-        if user is None:
-            return _page(401, "Sign in first", "Sign in to this server, then open this page again.")
+        if user is None:  # to the sign-in and back here, when the server has one
+            if self.sign_in is not None:
+                return self.sign_in.not_signed_in(request)
+            return _page(401, "Sign in first", NO_SIGN_IN)
         if request.method == "POST":
             return await self._disconnect(request, user)
         return await self._show(request, user)

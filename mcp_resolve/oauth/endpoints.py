@@ -1,11 +1,11 @@
 """The two routes of a connection: the server's connect page and the provider's callback.
 
 `GET <path>/connect/<link>` checks, before any effect: the link's tag and audience (404),
-its expiry (410), and the browser's user against the link's user (401 with no sign-in,
-403 for anyone else: the phishing rule). Only then does it start an authorization: a
-`state` (32 random bytes) and PKCE verifier, parked sealed (`pending.py`; the user's
-pending one for this link when the page is loaded again), and a redirect (303) to the
-provider's consent screen.
+its expiry (410), and the browser's user against the link's user (403 for anyone else:
+the phishing rule; with no user, to the server's `SignIn` and back, or 401). Only then
+does it start an authorization: a `state` (32 random bytes) and PKCE verifier, parked
+sealed (`pending.py`; the user's pending one for this link when the page is loaded
+again), and a redirect (303) to the provider's consent screen.
 
 `GET <path>/callback?state=...&code=...` looks up the parked request of `state` (a
 forged state finds nothing, 400), checks that the browser is the user who started it
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from ..pages.browser import BrowserIdentity
+from ..pages.browser import NO_SIGN_IN, BrowserIdentity, SignInStep
 from ..pages.routes import HEADERS, store_failed
 from ..protocol.completion import announce
 from ..user import User
@@ -57,6 +57,7 @@ class ConnectRoutes:
     redirect_url: str
     link_ttl: float
     clock: Callable[[], float]
+    sign_in: SignInStep | None = None
 
     async def connect(self, request: Request) -> Response:
         link = self.signer.read(str(request.path_params.get("token", "")))
@@ -65,6 +66,8 @@ class ConnectRoutes:
             return page(404, "Not found", "This link is not valid.")
         if link.expires_at <= self.clock():
             return page(410, "Link expired", "This link has expired. Ask again from your app.")
+        if self.sign_in is not None and await self.browser.user_of(request) is None:
+            return self.sign_in.not_signed_in(request)  # and back to this link
         _, refusal = await self._check_user(request, link.user_tag)
         if refusal is not None:
             return refusal
@@ -129,7 +132,8 @@ class ConnectRoutes:
         """The browser's user when it is the link's user; otherwise the refusal page."""
         user = await self.browser.user_of(request)
         if user is None:
-            return None, page(401, "Sign in first", "Sign in to this server, then try again.")
+            ended = "Your sign-in to this server ended. Open the link again."
+            return None, page(401, "Sign in first", NO_SIGN_IN if self.sign_in is None else ended)
         if not user_tag or self.signer.user_tag(user) != user_tag:
             logger.warning("A connect link was opened by another user than its own; refused")
             return None, page(403, "Not your link", "This link was made for another account.")

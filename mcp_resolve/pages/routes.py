@@ -2,9 +2,9 @@
 
 Both methods verify, in this order, and answer a plain page with no detail otherwise:
 the token's tag and audience (404: not a link of this server), its expiry (410), and,
-for a link made for a user, the browser's user (401 with no sign-in, 403 for another
-user). GET then shows the page: the question's own text (from the link, HTML-escaped),
-so that what the user confirms is what the server asked, and a form carrying an
+for a link made for a user, the browser's user (403 for another user; for no user the
+sign-in or 401). GET then shows the page: the question's own text (from the link,
+HTML-escaped), so that what the user confirms is what the server asked, and a form carrying an
 anti-forgery value bound to the link and to a random cookie of this browser
 (`SameSite=Strict`, `HttpOnly`). POST also requires: a form body of at most `MAX_BODY`
 bytes (413), the `Origin` of the pages' own site when the browser sends one (403), the
@@ -39,7 +39,7 @@ from ..errors import StoreUnavailable
 from ..protocol.completion import announce
 from ..state.at_most_once import CLOCK_SKEW
 from ..state.replay_guard import ReplayGuard
-from .browser import BrowserIdentity
+from .browser import NO_SIGN_IN, BrowserIdentity, SignInStep
 from .finished import FinishedRecords
 from .form_answers import MemoryPageAnswers, PageAnswers
 from .link import Link, Signer
@@ -88,6 +88,8 @@ class PageRoutes:
     clock: Callable[[], float]
     answers: PageAnswers = field(default_factory=MemoryPageAnswers)
     forms: dict[str, SecretForm[Any]] = field(default_factory=dict)
+    sign_in: SignInStep | None = None
+    _told: bool = field(default=False, repr=False)  # the missing sign-in, logged once
 
     async def handle(self, request: Request) -> Response:
         link = self.signer.read(str(request.path_params.get("token", "")))
@@ -114,11 +116,23 @@ class PageRoutes:
             return None
         user = None if self.browser is None else await self.browser.user_of(request)
         if user is None:
-            return _page(401, "Sign in first", "Sign in to this server, then open the link again.")
+            return self._not_signed_in(request)
         if self.signer.user_tag(user) != link.user_tag:
             logger.warning("A page link was opened by another user than its own; refused")
             return _page(403, "Not your link", "This link was made for another account.")
         return None
+
+    def _not_signed_in(self, request: Request) -> Response:
+        """To the sign-in and back to this link; with no sign-in, what is missing."""
+        if self.sign_in is not None:
+            return self.sign_in.not_signed_in(request)
+        if not self._told:
+            self._told = True
+            logger.warning(
+                "A page was opened by a browser with no signed-in user, and its Pages has no "
+                "sign_in=: the user cannot sign in from the link (give Pages(sign_in=SignIn(...)))"
+            )
+        return _page(401, "Sign in first", NO_SIGN_IN)
 
     def _show(
         self,

@@ -28,7 +28,7 @@ from ..state.at_most_once import CLOCK_SKEW
 from ..state.keys import KeyRing
 from ..state.replay_guard import ReplayGuard
 from ..state.seal import StateSealer
-from .browser import BrowserIdentity, SignedInCookie
+from .browser import BrowserIdentity, SignedInCookie, SignInStep
 from .finished import FinishedPages, FinishedRecords, check_finished_pages
 from .form_answers import PageAnswers
 from .forms import SecretForm
@@ -52,8 +52,10 @@ class Pages:
     `keys` signs the links (the server's `KeyRing`; the same keys on every worker).
     `base_url` is the server's public origin as browsers reach it; it is also the
     audience links are bound to. `ttl` bounds a link's life (between one and two `ttl`s,
-    see `link`). `browser` says how a browser proves its user (by default a
-    `SignedInCookie` that the server's own sign-in step sets). `guard` makes each question
+    see `link`). `sign_in` (a `SignIn`) sends a browser with no user to sign in and back
+    to the link; without it, such a browser is told what is missing. `browser` says how a
+    browser proves its user (by default `sign_in`'s cookie, or a `SignedInCookie` that
+    the server's own sign-in step sets). `guard` makes each question
     finishable once (across workers, a shared guard such as `RedisReplayGuard`);
     `finished` records which were finished (in memory by default: one process);
     `answers` keeps what users submitted on form pages, sealed (`secret_form`; in memory
@@ -74,6 +76,7 @@ class Pages:
         path: str = DEFAULT_PATH,
         ttl: float = DEFAULT_TTL,
         browser: BrowserIdentity | None = None,
+        sign_in: SignInStep | None = None,
         guard: ReplayGuard | None = None,
         finished: FinishedPages | None = None,
         answers: PageAnswers | None = None,
@@ -93,9 +96,12 @@ class Pages:
         self.base = base_url.rstrip("/") + path
         self.path = path
         self.anonymous = bool(anonymous)
-        self.browser = (
+        self.sign_in = sign_in
+        self.browser: BrowserIdentity = (
             browser
             if browser is not None
+            else sign_in
+            if sign_in is not None
             else SignedInCookie(keys, secure=origin.startswith("https://"), clock=clock)
         )
         self.guard, self.store, self.answers = chosen(stores, guard, finished, answers)
@@ -117,6 +123,7 @@ class Pages:
             path=path,
             secure=origin.startswith("https://"),
             clock=clock,
+            sign_in=sign_in,
         )
 
     def ask(
@@ -194,19 +201,21 @@ class Pages:
         """Serve the pages on `server`'s HTTP app: an `MCPServer` or a fastmcp server (by
         their `custom_route`, which no MCP authorization guards: the page checks the
         browser's user itself), or a Starlette app (such as the low-level `Server`'s
-        `streamable_http_app()`)."""
+        `streamable_http_app()`); and the routes of its `sign_in` (once per server)."""
         mounted(server, self._shared)
         custom = getattr(server, "custom_route", None)
+        router = getattr(server, "router", None)
         if callable(custom):
             custom(f"{self.path}/{{token}}", methods=["GET", "POST"])(self._endpoint.handle)
-            return
-        router = getattr(server, "router", None)
-        if router is None or not hasattr(router, "routes"):
+        elif router is not None and hasattr(router, "routes"):
+            router.routes[:0] = self.routes()
+        else:
             raise TypeError(
                 f"Pages.mount() takes an MCPServer, a fastmcp server or a Starlette app, "
                 f"got {server!r}"
             )
-        router.routes[:0] = self.routes()
+        if self.sign_in is not None:
+            self.sign_in.mount(server)
 
     def _question(
         self,

@@ -42,6 +42,7 @@ BROKEN: dict[str, str] = {
     "store of OAuth tokens": (
         "a user who connected on one worker is asked to connect again on another"
     ),
+    "sign-in's replay guard": "a sign-in's callback can be used once on each worker",
 }
 """What each store, kept in one process, no longer promises across workers."""
 

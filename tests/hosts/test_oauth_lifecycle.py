@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Iterator
+from urllib.parse import parse_qs, urljoin, urlsplit
 
 import anyio
 import httpx2
@@ -27,11 +28,17 @@ import pytest
 from support.auth_server import AuthServer, consent, running_auth_server
 from support.connector_site import Connector, connector_site
 from support.oauth_site import browser, mcp_client, start
+from support.oidc_provider import running_provider
+from support.sign_in_site import sign_in_site
 from support.trust_kit import MODES
 
 from mcp_resolve.oauth import MemoryOAuthStore
 
-pytestmark = pytest.mark.anyio
+pytestmark = [
+    pytest.mark.anyio,
+    # the OpenID provider (oidc-provider-mock) calls an authlib API that authlib deprecates
+    pytest.mark.filterwarnings("ignore:get_jwt_config:DeprecationWarning"),
+]
 
 
 @pytest.fixture
@@ -247,3 +254,24 @@ async def test_250_reloads_of_the_connect_page_keep_one_pending_consent_per_user
                 done = await client.get(back)
     assert done.status_code == 200, done.text
     assert "Connected" in done.text  # Bob's consent was kept
+
+
+async def test_the_connections_page_sends_a_browser_with_no_user_to_sign_in_and_back() -> None:
+    with running_provider() as provider:
+        async with (
+            sign_in_site(provider, login=True) as site,  # OAuth(sign_in=SignIn(...))
+            httpx2.AsyncClient() as browser,
+            httpx2.AsyncClient() as nobody,
+        ):
+            first = await browser.get(site.oauth.connections_url)
+            assert first.status_code == 303
+            login = urljoin(site.base, first.headers["location"])
+            back = parse_qs(urlsplit(login).query)["next"][0]
+            signed = await browser.post(f"{site.base}/login", data={"user": "alice", "next": back})
+            assert signed.status_code == 303
+            assert urljoin(site.base, signed.headers["location"]) == site.oauth.connections_url
+            shown = await browser.get(site.oauth.connections_url)
+            posted = await nobody.post(site.oauth.connections_url, data={})
+    assert shown.status_code == 200
+    assert "You have no connected accounts." in shown.text
+    assert posted.status_code == 401  # a form sent with no user: the sign-in link, no effect
