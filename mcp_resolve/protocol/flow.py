@@ -26,7 +26,7 @@ from ..engine.questions import Question
 from ..engine.resolution import Resolution
 from ..engine.results import Resolved, Suspended
 from ..engine.tracing import start_call
-from ..errors import ResolutionError
+from ..errors import ResolutionError, ResolveAgain
 from ..state.at_most_once import DEFAULT_STATE_TTL, AtMostOnce, Principal, Unsealed, check_state_ttl
 from ..state.call_records import CallRecords
 from ..state.replay_guard import ReplayGuard, check_replay_guard
@@ -37,6 +37,7 @@ from .connection import Connection, StateCodec
 from .held_limits import DEFAULT_MAX_HELD, DEFAULT_MAX_HELD_PER_OWNER, HeldLimits
 from .legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
 from .lifespan import no_app_scope
+from .resolve_again import resolve_again
 from .responses import Answers, read_responses
 from .round_checks import check_changes, check_rounds, sealed
 from .signed_in import as_user
@@ -165,6 +166,9 @@ class ToolFlow:
             closing = resolution.closing(exc)
             if closing is not None:
                 await self.leave(resolution, closing)
+            if isinstance(exc, ResolveAgain):  # the body found a value refused: once more
+                await resolve_again(conn, exc, self.tool)
+                return await self._legacy(conn, arguments, body)
             raise
         closing = resolution.closing(None)
         if closing is not None:
@@ -181,7 +185,7 @@ class ToolFlow:
                 state = RoundState.decode(opened.state)
             except StateError as exc:
                 logger.info("Tool %r: request state ignored (%s); asking again", self.tool, exc)
-            if self.once is not None:
+            if self.once is not None and not conn.again:  # claimed once, by the first run
                 await self.once.claim(state, conn.request_context, opened.expires_at)
         if self.recording:
             conn.records = CallRecords.of(state, conn.call_id)
@@ -209,7 +213,8 @@ class ToolFlow:
                 if isinstance(outcome, Suspended):  # no coroutine for `settled` otherwise
                     outcome = await self.settled(conn, resolution, outcome, upfront)
                     if isinstance(outcome, Suspended):  # a retry, or a task's leg after an answer
-                        waits = held.waiting_for(outcome, answers)
+                        # resolved again: the question goes out, nothing is held
+                        waits = None if conn.again else held.waiting_for(outcome, answers)
                         if waits is not None and getattr(conn.session, "defers_waits", False):
                             conn.session.waits = waits  # a task's leg ends; the next is scheduled
                         elif waits is not None:  # consented to a step that waits: hold
@@ -247,6 +252,9 @@ class ToolFlow:
             closing = resolution.closing(exc)
             if closing is not None:
                 await self.leave(resolution, closing)
+            if isinstance(exc, ResolveAgain):
+                await resolve_again(conn, exc, self.tool)
+                return await self._modern(conn, arguments, body)
             raise
         closing = resolution.closing(None)
         if closing is not None:
