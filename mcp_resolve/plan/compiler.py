@@ -193,7 +193,7 @@ def _async_node(
     for name in node.context_params:
         call_args.append(_keyword(name, "ctx", namespace, i, len(call_args)))
     for name in node.capability_params:
-        caps = 'getattr(res, "_capabilities", None)'  # set only when a host gives them
+        caps = "res._capabilities"  # None unless a host gives them
         call_args.append(_keyword(name, caps, namespace, i, len(call_args)))
     for name in node.key_params:  # the call's idempotency key for this resolver
         call_args.append(_keyword(name, f"res._keys[{i}]", namespace, i, len(call_args)))
