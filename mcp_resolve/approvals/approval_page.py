@@ -27,22 +27,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..pages.browser import BrowserIdentity
+from ..pages.posted import cross_site, read_form
 from ..pages.routes import store_failed
 from ..protocol.completion import announce
 from ..user import User
 from .approval_link import ApprovalLink, ApprovalLinks
 from .asks import Asked, Asks, digest
 from .ceremony import Ceremony, CeremonyRefused, encode
-from .page_parts import (
-    Forgery,
-    SignedOut,
-    cross_site,
-    document,
-    hidden,
-    options_attribute,
-    plain,
-    read_form,
-)
+from .page_parts import MAX_BODY, Forgery, SignedOut, document, hidden, options_attribute, plain
 from .passkeys import UserPasskeys
 
 logger = logging.getLogger("mcp_resolve")
@@ -151,7 +143,7 @@ class ApprovalPage:
     async def _approve(
         self, request: Request, link: ApprovalLink, asked: Asked, user: User
     ) -> Response:
-        form = await read_form(request)
+        form = await read_form(request, MAX_BODY)
         if form is None:
             return plain(413, "Too large", "The form was too large or not a form.")
         if cross_site(request, self.origin):
@@ -210,5 +202,5 @@ class ApprovalPage:
             title,
             f"{opening} A second person must approve too: send them this link. They sign "
             "in, read the same words and approve with their own passkey.",
-            extra=f'<p><a href="{html.escape(second)}">{html.escape(second)}</a></p>',
+            link=(second, second),
         )

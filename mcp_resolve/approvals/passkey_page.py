@@ -35,21 +35,13 @@ from starlette.responses import Response
 
 from ..pages.browser import BrowserIdentity
 from ..pages.link import canonical, opened_token, signed_token
+from ..pages.posted import cross_site, read_form
 from ..pages.routes import store_failed
 from ..state.keys import KeyRing
 from ..user import User
 from .approval_link import ApprovalLinks
 from .ceremony import Ceremony, CeremonyRefused, encode
-from .page_parts import (
-    Forgery,
-    SignedOut,
-    cross_site,
-    document,
-    hidden,
-    options_attribute,
-    plain,
-    read_form,
-)
+from .page_parts import MAX_BODY, Forgery, SignedOut, document, hidden, options_attribute, plain
 from .passkeys import MAX_LABEL, Passkey, Stored, UserPasskeys
 from .vault import Vault
 
@@ -169,7 +161,7 @@ class PasskeyPage:
 
     async def _change(self, request: Request, user: User) -> Response:
         tag = self.vault.user_tag(user)
-        form = await read_form(request)
+        form = await read_form(request, MAX_BODY)
         if form is None:
             return plain(413, "Too large", "The form was too large or not a form.")
         if cross_site(request, self.origin):
