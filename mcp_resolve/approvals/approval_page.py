@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..pages.another_user import another_users_link, issuer_missing
 from ..pages.browser import BrowserIdentity
 from ..pages.posted import cross_site, read_form
 from ..pages.routes import store_failed
@@ -93,10 +94,10 @@ class ApprovalPage:
     async def _check_approver(
         self, link: ApprovalLink, asked: Asked, user: User
     ) -> Response | None:
-        mine = self.asks.user_tag(user) == asked.user_tag
-        if link.role == "first" and not mine:
-            logger.warning("An approval link was opened by another user than its own; refused")
-            return plain(403, "Not your link", "This link was made for another account.")
+        tag_of = self.asks.user_tag
+        mine = tag_of(user) == asked.user_tag
+        if not mine and (link.role == "first" or issuer_missing(tag_of, user, asked.user_tag)):
+            return another_users_link(tag_of, user, asked.user_tag, "An approval link", plain)
         if link.role == "second":
             if mine:
                 return plain(403, "Not you", "A second person must approve this, not you.")

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from ..pages.another_user import another_users_link
 from ..pages.browser import NO_SIGN_IN, BrowserIdentity, SignInStep
 from ..pages.document import HEADERS, plain
 from ..pages.routes import store_failed
@@ -135,6 +136,6 @@ class ConnectRoutes:
             ended = "Your sign-in to this server ended. Open the link again."
             return None, plain(401, "Sign in first", NO_SIGN_IN if self.sign_in is None else ended)
         if not user_tag or self.signer.user_tag(user) != user_tag:
-            logger.warning("A connect link was opened by another user than its own; refused")
-            return None, plain(403, "Not your link", "This link was made for another account.")
+            refused = another_users_link(self.signer.user_tag, user, user_tag, "A connect link")
+            return None, refused
         return user, None

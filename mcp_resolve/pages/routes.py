@@ -33,6 +33,7 @@ from ..errors import StoreUnavailable
 from ..protocol.completion import announce
 from ..state.at_most_once import CLOCK_SKEW
 from ..state.replay_guard import ReplayGuard
+from .another_user import another_users_link
 from .browser import NO_SIGN_IN, BrowserIdentity, SignInStep
 from .document import document, plain
 from .finished import FinishedRecords
@@ -102,8 +103,7 @@ class PageRoutes:
         if user is None:
             return self._not_signed_in(request)
         if self.signer.user_tag(user) != link.user_tag:
-            logger.warning("A page link was opened by another user than its own; refused")
-            return plain(403, "Not your link", "This link was made for another account.")
+            return another_users_link(self.signer.user_tag, user, link.user_tag, "A page link")
         return None
 
     def _not_signed_in(self, request: Request) -> Response:
