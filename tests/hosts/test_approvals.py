@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -21,7 +20,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from support.approval_site import approval_site, mcp_client
-from support.oidc_provider import Provider, running_provider
+from support.oidc_provider import Provider
 from support.trust_kit import KEY, MODES
 
 from mcp_resolve import User
@@ -132,12 +131,6 @@ async def test_a_token_verifier_giving_no_issuer_is_named_at_the_approval_page(
     assert "https://id.example" in told[0]
     assert "alice" not in told[0]
     assert site.ran == []
-
-
-@pytest.fixture(scope="module")
-def provider() -> Iterator[Provider]:
-    with running_provider() as running:
-        yield running
 
 
 @pytest.mark.filterwarnings("ignore:get_jwt_config:DeprecationWarning")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from urllib.parse import quote
 
 import httpx2
@@ -25,7 +25,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from support.live_server import serving
 from support.load_balancer import free_port
-from support.oidc_provider import Provider, consent, deny, running_provider
+from support.oidc_provider import Provider, consent, deny
 from support.secret_site import mcp_client as secret_client
 from support.secret_site import secret_site
 from support.sign_in_site import Site, a_link, query, sign_in_site
@@ -60,12 +60,6 @@ NOT_HERE = [
     "x/y",
     "/caf\u00e9",
 ]
-
-
-@pytest.fixture(scope="module")
-def provider() -> Iterator[Provider]:
-    with running_provider() as running:
-        yield running
 
 
 @pytest.fixture
