@@ -28,14 +28,13 @@ from starlette.responses import Response
 
 from ..pages.another_user import another_users_link, issuer_missing
 from ..pages.browser import BrowserIdentity
-from ..pages.posted import cross_site, read_form
 from ..pages.routes import store_failed
 from ..protocol.completion import announce
 from ..user import User
 from .approval_link import ApprovalLink, ApprovalLinks
 from .asks import Asked, Asks, digest
 from .ceremony import Ceremony, CeremonyRefused, encode
-from .page_parts import MAX_BODY, Forgery, SignedOut, document, hidden, options_attribute, plain
+from .page_parts import Forgery, SignedOut, document, hidden, options_attribute, plain
 from .passkeys import UserPasskeys
 
 logger = logging.getLogger("mcp_resolve")
@@ -144,13 +143,10 @@ class ApprovalPage:
     async def _approve(
         self, request: Request, link: ApprovalLink, asked: Asked, user: User
     ) -> Response:
-        form = await read_form(request, MAX_BODY)
-        if form is None:
-            return plain(413, "Too large", "The form was too large or not a form.")
-        if cross_site(request, self.origin):
-            return plain(403, "Refused", "This form was sent from another site.")
-        if not self.forgery.valid(link.token, request, form.get("csrf", "")):
-            return plain(403, "Refused", "Open the link again and use its button.")
+        again = "Open the link again and use its button."
+        form = await self.forgery.form(request, link.token, self.origin, again)
+        if isinstance(form, Response):
+            return form
         if not form.get("assertion"):
             return plain(400, "No passkey", "No passkey answered: nothing was approved.")
         keys = await self.passkeys.of(user)

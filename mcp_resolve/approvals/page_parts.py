@@ -23,6 +23,7 @@ import hashlib
 import html
 import json
 import logging
+from functools import partial
 from typing import Any
 
 from starlette.requests import Request
@@ -31,12 +32,13 @@ from starlette.responses import HTMLResponse, Response
 from ..pages import document as page
 from ..pages.browser import NO_SIGN_IN, SignInStep
 from ..pages.link import canonical
-from ..pages.posted import browser_nonce, keep_browser_nonce
+from ..pages.posted import browser_nonce, checked_form, keep_browser_nonce
 from ..state.keys import Authenticator
 
 logger = logging.getLogger("mcp_resolve")
 MAX_BODY = 32 * 1024
 CSRF_COOKIE = "mcp_resolve_approvals_csrf"
+Form = dict[str, str] | Response  # a checked form, or the page refusing it
 
 SCRIPT = """(() => {
   "use strict";
@@ -171,8 +173,15 @@ class Forgery:
     def value(self, about: str, browser: str) -> str:
         return self._tags.sign(canonical(["csrf", about, browser]))
 
-    def valid(self, about: str, request: Request, given: str) -> bool:
-        browser = request.cookies.get(CSRF_COOKIE, "")
+    async def form(self, request: Request, about: str, origin: str, again: str) -> Form:
+        """The form posted for `about`, checked (`pages.posted.checked_form`: size, origin,
+        this value), or the refusal page."""
+        return await checked_form(
+            request, origin, partial(self._genuine, about), CSRF_COOKIE, again,
+            max_body=MAX_BODY, page=plain,
+        )  # fmt: skip
+
+    def _genuine(self, about: str, browser: str, given: str) -> bool:
         return bool(browser) and self._tags.verify(canonical(["csrf", about, browser]), given)
 
     def remember(self, response: Response, browser: str) -> Response:

@@ -23,6 +23,7 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -30,7 +31,7 @@ from starlette.responses import Response
 from ..pages.browser import NO_SIGN_IN, BrowserIdentity, SignInStep
 from ..pages.document import document, plain
 from ..pages.link import Signer
-from ..pages.posted import browser_nonce, cross_site, keep_browser_nonce, read_form
+from ..pages.posted import browser_nonce, checked_form, keep_browser_nonce
 from ..pages.routes import CSRF_COOKIE, store_failed
 from ..user import User
 from .grants import Unreachable, revoke
@@ -89,14 +90,11 @@ class ConnectionsPage:
         )
 
     async def _disconnect(self, request: Request, user: User) -> Response:
-        form = await read_form(request)
-        if form is None:
-            return plain(413, "Too large", "The form was too large or not a form.")
-        if cross_site(request, self.origin):
-            return plain(403, "Refused", "This form was sent from another site.")
-        browser = request.cookies.get(CSRF_COOKIE, "")
-        if not self.signer.csrf_ok(self._purpose(user), browser, form.get("csrf", "")):
-            return plain(403, "Refused", "Open this page again and use its button.")
+        genuine = partial(self.signer.csrf_ok, self._purpose(user))
+        again = "Open this page again and use its button."
+        form = await checked_form(request, self.origin, genuine, CSRF_COOKIE, again)
+        if isinstance(form, Response):
+            return form
         provider = self.providers.get(form.get("provider", ""))
         if provider is None:
             return await self._show(request, user, "That account is not connected.", 404)

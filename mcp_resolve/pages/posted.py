@@ -13,10 +13,13 @@ each page binds its anti-forgery value to a random cookie of this browser
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from urllib.parse import parse_qs
 
 from starlette.requests import Request
 from starlette.responses import Response
+
+from .document import plain
 
 MAX_BODY = 8 * 1024  # a page's form: a few short fields
 
@@ -42,6 +45,30 @@ async def read_form(request: Request, max_body: int = MAX_BODY) -> dict[str, str
     except (UnicodeDecodeError, ValueError):
         return None
     return {name: values[0] for name, values in fields.items() if values}
+
+
+async def checked_form(
+    request: Request,
+    origin: str,
+    genuine: Callable[[str, str], bool],
+    cookie: str,
+    again: str,
+    *,
+    max_body: int = MAX_BODY,
+    page: Callable[[int, str, str], Response] = plain,
+) -> dict[str, str] | Response:
+    """The form a page posted, once it passed every check, in this order: its size (413),
+    where it came from (403 for another site), and its anti-forgery value, which
+    `genuine(browser's cookie, value)` verifies (403, with `again` saying what to do);
+    otherwise the refusal, drawn by `page`. Nothing of the form is used before."""
+    form = await read_form(request, max_body)
+    if form is None:
+        return page(413, "Too large", "The form was too large or not a form.")
+    if cross_site(request, origin):
+        return page(403, "Refused", "This form was sent from another site.")
+    if not genuine(request.cookies.get(cookie, ""), form.get("csrf", "")):
+        return page(403, "Refused", again)
+    return form
 
 
 def cross_site(request: Request, origin: str) -> bool:

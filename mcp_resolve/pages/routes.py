@@ -23,6 +23,7 @@ import html
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -39,7 +40,7 @@ from .document import document, plain
 from .finished import FinishedRecords
 from .form_answers import MemoryPageAnswers, PageAnswers
 from .link import Link, Signer
-from .posted import browser_nonce, cross_site, keep_browser_nonce, read_form
+from .posted import browser_nonce, checked_form, keep_browser_nonce
 
 if TYPE_CHECKING:
     from .forms import SecretForm
@@ -148,14 +149,11 @@ class PageRoutes:
         )
 
     async def _finish(self, request: Request, link: Link) -> Response:
-        form = await read_form(request)
-        if form is None:
-            return plain(413, "Too large", "The form was too large or not a form.")
-        if cross_site(request, self.origin):
-            return plain(403, "Refused", "This form was sent from another site.")
-        browser = request.cookies.get(CSRF_COOKIE, "")
-        if not self.signer.csrf_ok(link.token, browser, form.get("csrf", "")):
-            return plain(403, "Refused", "Open the link again and use its button.")
+        genuine = partial(self.signer.csrf_ok, link.token)
+        again = "Open the link again and use its button."
+        form = await checked_form(request, self.origin, genuine, CSRF_COOKIE, again)
+        if isinstance(form, Response):
+            return form
         expires = link.expires_at + CLOCK_SKEW
         form_page = self.forms.get(link.page)
         if form_page is not None:  # the answer is kept (sealed) before the page is finished
