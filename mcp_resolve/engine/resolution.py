@@ -28,10 +28,11 @@ from ..markers import Elicit
 from ..outcomes import OUTCOME_TYPES, Outcome
 from ..plan.compiler import BLOCKED, PENDING
 from ..plan.plan import Plan
+from ..user import CALLING
 from . import workers
-from .answers import check_undeclared, outcome_for, take_answers
+from .answers import answer_for, check_undeclared, take_answers
 from .app_scope import NO_VALUES as _NO_VALUES
-from .app_scope import AppScope, app_step, app_value
+from .app_scope import AppScope, app_step
 from .cleanup import ExitStack
 from .questions import Answer, Question
 from .refusal import refused
@@ -40,6 +41,7 @@ from .results import Resolved, Suspended
 from .scheduler import Scheduler, first_error
 from .stepping import DONE, forward, resume
 from .threads import call_all, first_value, run_ready
+from .user_questions import app_value
 
 _PENDING = PENDING
 _BLOCKED = BLOCKED
@@ -291,6 +293,8 @@ class Resolution:
             capabilities = getattr(self, "_capabilities", None)  # set only when given
             for name in node.capability_params:
                 kwargs[name] = capabilities
+        for name in node.user_params:  # a per-call resolver's: the call's signed-in user
+            kwargs[name] = CALLING.get()
         if node.argument_params:
             args = self._args
             for name, argument in node.argument_params:
@@ -334,34 +338,8 @@ class Resolution:
 
     # -- answers -------------------------------------------------------------------------
 
-    def _take_answers(self, answers: Mapping[str, Answer | Outcome | Supplied]) -> None:
-        take_answers(self, answers)
-
-    def _answer_for(self, question: Question) -> Any:
-        """The outcome `question` gets from the answers received, or `UNANSWERED` to ask it
-        (not None: None is a value a fallback may supply).
-
-        An answer pinned to another digest answered a differently worded question and is
-        ignored. A consent to a URL question that waits for completion never satisfies it:
-        the resolver decides, by running again, whether the work out there is done.
-        """
-        answer = self._answers.get(question.key) if self._answers else None
-        if answer is None:
-            return UNANSWERED
-        if not isinstance(answer, Answer):
-            # An outcome given directly, such as a declared fallback.
-            return answer.value if type(answer) is Supplied else answer
-        if answer.digest is not None and answer.digest != question.digest:
-            return UNANSWERED
-        if question.request_waits and answer.action == "accept":
-            return UNANSWERED
-        outcome, answer = outcome_for(question, answer, self._graph)
-        if outcome is UNANSWERED:  # a recorded answer that no longer fits: ask again
-            return UNANSWERED
-        if self.used is None:
-            self.used = {}
-        self.used[question.key] = (question, answer)
-        return outcome
+    _take_answers = take_answers
+    _answer_for = answer_for  # the outcome a question gets from the answers (answers.py)
 
     def _suspend(self) -> Suspended:
         self._result = Suspended(tuple(v for v in self._values if type(v) is Question))

@@ -26,7 +26,7 @@ from ..engine.results import Resolved, Suspended
 from ..engine.workers import run_sync
 from ..errors import ResolutionError
 from ..state.round_state import RoundState
-from ..user import User
+from ..user import CALLING, User
 from .as_served import arguments_validator, declared, fallbacks, sdk_context_types
 from .asked import (
     AnswerLike,
@@ -191,20 +191,26 @@ async def call(
     driver.legacy = mode == "in_process"
     with signed_in(context), signing_in(user):
         async with scope_for(app, graph) as driver.app:
-            if driver.app is not None and graph.user_scoped:
-                driver.app = await _values_of_user(driver.app, graph)
-            if mode == "rounds":
-                result = await driver.rounds(running, arguments)
-            else:
-                result = await driver.in_process(running, arguments)
+            entered = None
+            if graph.signed_in:
+                driver.app, entered = await _enter_user(driver.app, graph)
+            try:
+                if mode == "rounds":
+                    result = await driver.rounds(running, arguments)
+                else:
+                    result = await driver.in_process(running, arguments)
+            finally:
+                if entered is not None:
+                    CALLING.reset(entered)
     return CallResult(result, driver.questions, driver.round, mode, recorder)
 
 
-async def _values_of_user(app: AppScope, graph: ResolverGraph) -> AppScope:
-    """The signed-in user's values, as a server finds them (the SDK is needed from here)."""
-    from ..protocol.signed_in import values_of_user
+async def _enter_user(app: AppScope | None, graph: ResolverGraph) -> tuple[Any, Any]:
+    """The signed-in user entered as a server enters them, with their values, or the
+    server's no-user tool error (the SDK is needed from here)."""
+    from ..protocol.signed_in import enter_user
 
-    return await values_of_user(app, graph)
+    return await enter_user(app, graph)
 
 
 _graphs: weakref.WeakKeyDictionary[Any, dict[tuple[type, ...], ResolverGraph]] = (

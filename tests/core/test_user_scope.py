@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio
 import pytest
@@ -107,10 +107,35 @@ def test_an_app_scoped_resolver_may_not_hold_a_users_value() -> None:
     assert "depends on the user-scoped resolver 'per_user'" in info.value.problem
 
 
-def test_only_a_user_scoped_resolver_takes_the_user() -> None:
+@pytest.mark.parametrize("mode", ["rounds", "in_process"])
+async def test_a_per_call_resolver_takes_the_calls_user_too(mode: Any) -> None:
+    alice = await call(user_in_a_call, user="alice", mode=mode)
+    bob = await call(user_in_a_call, user=User("bob", "https://id.example"), mode=mode)
+    assert (alice.result, bob.result) == ("alice", "bob")
+
+
+async def test_a_per_call_resolver_taking_the_user_needs_one() -> None:
+    with pytest.raises(ToolError) as info:
+        await call(user_in_a_call)
+    assert str(info.value) == (
+        "Tool 'user_in_a_call': resolver 'per_call_user' for parameter 'value' takes the "
+        "signed-in User ('user'), but this call has no signed-in user: the server needs MCP "
+        "authorization, and the client must sign in"
+    )
+
+
+async def app_wide(user: User) -> str:
+    return user.subject
+
+
+async def user_in_the_app(value: Annotated[str, Resolve(app_wide, scope="app")]) -> str:
+    return value
+
+
+def test_an_app_scoped_resolver_does_not_take_the_user() -> None:
     with pytest.raises(InvalidSignature) as info:
-        ResolverGraph.from_function(user_in_a_call)
-    assert (info.value.resolver, info.value.parameter) == ("per_call_user", "user")
+        ResolverGraph.from_function(user_in_the_app)
+    assert (info.value.resolver, info.value.parameter) == ("app_wide", "user")
     assert 'scope="user"' in info.value.fix
 
 
