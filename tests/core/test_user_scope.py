@@ -214,3 +214,29 @@ async def test_a_call_whose_user_was_just_dropped_is_told_to_call_again() -> Non
             async with graph.start({}, app=alices) as resolution:
                 await resolution.resolve()
     assert info.value.resolver == "view"
+
+
+async def kept_long(user: User) -> str:
+    return user.subject
+
+
+async def uses_kept_long(value: Annotated[str, Resolve(kept_long, scope="user", ttl=86400)]) -> str:
+    return value
+
+
+async def test_the_expiry_heap_stays_bounded_with_the_users_kept() -> None:
+    """Each build with a `ttl` adds an expiry; those of users dropped past the bound (with
+    a long `ttl`, far from due) must not pile up: the heap grows with the values kept."""
+    graph = ResolverGraph.from_function(uses_kept_long)
+    (node,) = graph.nodes
+    async with AppScope() as app:
+        users = users_of(app)
+        users.max_users = 100
+        sizes = []
+        for i in range(3_000):
+            values = await users.of(User(f"user-{i}"))
+            assert await values.value(graph, node) == f"user-{i}"
+            sizes.append(len(users._order))
+        assert len(users) == 100
+    assert max(sizes) <= 2 * 100 + 1
+    assert sizes[-1] >= 100  # every user kept still has their expiry
