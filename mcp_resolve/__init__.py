@@ -9,7 +9,7 @@ from .engine.questions import Answer, Question
 from .engine.replies import Supplied
 from .engine.resolution import Resolution
 from .engine.results import Resolved, Suspended
-from .errors import InvalidSignature, ResolutionError
+from .errors import InvalidSignature, ResolutionError, StoreUnavailable
 from .markers import LINK_IN_ERROR, Elicit, ElicitURL, Resolve
 from .outcomes import (
     AcceptedElicitation,
@@ -42,6 +42,7 @@ __all__ = [
     "Resolved",
     "ResolverGraph",
     "Sample",
+    "StoreUnavailable",
     "Supplied",
     "Suspended",
     "UrlElicitationResult",

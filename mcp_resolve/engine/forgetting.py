@@ -18,7 +18,7 @@ from typing import Any
 
 from ..analysis.nodes import Node, callable_name, identity
 from ..user import User
-from .shared_values import shared_store
+from .shared_values import shared_values
 from .user_scope import SHARED_KINDS, UserScope, open_user_scopes
 
 
@@ -49,7 +49,7 @@ async def forget_value(user: User, resolver: Callable[..., Any]) -> bool:
             f"no function this server serves uses {name!r} as a user-scoped resolver "
             f'(Resolve({name}, scope="user")), so it keeps no value of it'
         )
-    stores = {id(s): s for s in (*(scope.shared for scope in scopes), shared_store()) if s}
+    stores = {id(s): s for s in (*(scope.shared for scope in scopes), shared_values()) if s}
     for shared in stores.values():
         for node in nodes.values():
             if node.kind not in SHARED_KINDS:
@@ -57,9 +57,10 @@ async def forget_value(user: User, resolver: Callable[..., Any]) -> bool:
             try:
                 dropped = await shared.forget(user, node) or dropped
             except Exception as exc:
+                why = getattr(exc, "detail", None) or f"{type(exc).__name__}: {exc}"
                 raise NotForgotten(
-                    f"User-scoped {node.name!r}: the shared store failed "
-                    f"({type(exc).__name__}: {exc}), so the value was not forgotten"
+                    f"User-scoped {node.name!r}: the shared store failed ({why}), so the "
+                    "value was not forgotten"
                 ) from exc
     return dropped
 

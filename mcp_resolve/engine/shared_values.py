@@ -14,6 +14,7 @@ import logging
 from typing import Any, Protocol
 
 from ..analysis.nodes import Node
+from ..errors import StoreUnavailable
 from ..user import User
 
 logger = logging.getLogger("mcp_resolve")
@@ -26,7 +27,9 @@ class SharedValues(Protocol):
     belongs to the process that opened it. `load` returns the value and the seconds it
     has left, or None when no worker kept one (or it cannot be read: it is then built
     here); `save` keeps a value for `ttl` seconds (None: the store's own bound);
-    `forget` drops it, and says whether one was kept. Each may raise.
+    `forget` drops it, and says whether one was kept. Each may raise: `StoreUnavailable`
+    (the store is down) fails the call closed; anything else is logged, and the value is
+    built, or kept, in this process alone.
     """
 
     async def load(self, user: User, node: Node) -> tuple[Any, float] | None: ...
@@ -45,8 +48,8 @@ def use_shared_values(store: SharedValues | None) -> None:
     _shared[:] = [] if store is None else [store]
 
 
-def shared_store() -> SharedValues | None:
-    """The store a user scope opened now shares its values through, if any."""
+def shared_values() -> SharedValues | None:
+    """The store the user scopes opened from now on share their values through, if any."""
     return _shared[0] if _shared else None
 
 
@@ -57,6 +60,8 @@ async def load(shared: SharedValues, user: User, node: Node) -> Any:
     """The store's `(value, seconds left)`, None, or `UNREAD` when it failed."""
     try:
         return await shared.load(user, node)
+    except StoreUnavailable:
+        raise  # fail closed: building here would split the user's value between workers
     except Exception as exc:
         logger.warning(
             "User-scoped %r: the shared store failed (%s: %s); not read from it",
@@ -74,6 +79,8 @@ UNREAD: Any = _UNREAD
 async def save(shared: SharedValues, user: User, node: Node, value: Any, ttl: float | None) -> None:
     try:
         await shared.save(user, node, value, ttl)
+    except StoreUnavailable:
+        raise  # fail closed: a value kept here alone would differ from other workers'
     except Exception as exc:
         logger.warning(
             "User-scoped %r: the shared store failed (%s: %s); kept in this process only",

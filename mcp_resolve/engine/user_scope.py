@@ -62,7 +62,7 @@ from ..errors import ResolutionError
 from ..user import User
 from .app_scope import AppScope, Fail
 from .cleanup import ExitStack
-from .shared_values import UNREAD, SharedValues, load, save, shared_store, use_shared_values
+from .shared_values import UNREAD, SharedValues, load, save, shared_values, use_shared_values
 
 logger = logging.getLogger("mcp_resolve")
 
@@ -274,7 +274,7 @@ class UserScope:
         self.answered_in: dict[Graph, tuple[Node, ...]] = {}
         self._clock = clock
         self._closed = False
-        self.shared: SharedValues | None = shared_store()
+        self.shared: SharedValues | None = shared_values()
         _open.add(self)
 
     def __len__(self) -> int:
@@ -385,6 +385,7 @@ __all__ = [
     "UserScope",
     "UserValues",
     "open_user_scopes",
+    "shared_values",
     "use_shared_values",
     "users_of",
 ]

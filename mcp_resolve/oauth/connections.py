@@ -26,8 +26,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from starlette.routing import Route
 
 from ..markers import LINK_IN_ERROR, ElicitURL
-from ..pages.browser import BrowserIdentity, SignedInCookie
+from ..pages.browser import BrowserIdentity, SignedInCookie, SignInStep
 from ..pages.routes import origin_of
+from ..protocol.shared_stores import note
 from ..protocol.signed_in import signed_in_user
 from ..seconds import seconds
 from ..state.keys import KeyRing
@@ -49,8 +50,9 @@ class OAuth:
     links and seals the stored tokens. `base_url` is the server's public origin as
     browsers reach it (HTTPS; plain HTTP only on the loopback); the provider redirects
     back to `redirect_url`, `<base_url><path>/callback`, which must be registered with
-    each provider. `browser` says how a browser proves its user (by default the same
-    `SignedInCookie` as `Pages`, set by the server's own sign-in). `store` keeps the
+    each provider. `sign_in` (the server's `SignIn`) sends a browser with no user to sign
+    in and back to the connect link. `browser` says how a browser proves its user (by
+    default `sign_in`'s cookie, or the same `SignedInCookie` as `Pages`). `store` keeps the
     sealed tokens and pending requests (in memory by default: one process; across
     workers `RedisOAuthStore`). `link_ttl` bounds a connect link and a pending consent.
     """
@@ -62,6 +64,7 @@ class OAuth:
         *,
         path: str = DEFAULT_PATH,
         browser: BrowserIdentity | None = None,
+        sign_in: SignInStep | None = None,
         store: OAuthStore | None = None,
         link_ttl: float = DEFAULT_LINK_TTL,
         clock: Callable[[], float] = time.time,
@@ -80,9 +83,12 @@ class OAuth:
         self.path = path
         self.redirect_url = f"{self.base}/callback"
         self.link_ttl = seconds(link_ttl, "OAuth(link_ttl=...)")
-        self.browser = (
+        self.sign_in = sign_in
+        self.browser: BrowserIdentity = (
             browser
             if browser is not None
+            else sign_in
+            if sign_in is not None
             else SignedInCookie(keys, secure=origin.startswith("https://"), clock=clock)
         )
         self.store: OAuthStore = store if store is not None else MemoryOAuthStore(now=clock)
@@ -99,6 +105,7 @@ class OAuth:
             redirect_url=self.redirect_url,
             link_ttl=self.link_ttl,
             clock=clock,
+            sign_in=sign_in,
         )
 
     def token(
@@ -140,19 +147,23 @@ class OAuth:
     def mount(self, server: Any) -> None:
         """Serve the connect page and the callback on `server`'s HTTP app: an `MCPServer`
         or a fastmcp server (their `custom_route`, which MCP authorization does not guard:
-        both routes check the browser's user themselves), or a Starlette app."""
+        both routes check the browser's user themselves), or a Starlette app; and the
+        routes of its `sign_in` (once per server)."""
+        note(server, "store of OAuth tokens", not isinstance(self.store, MemoryOAuthStore))
         custom = getattr(server, "custom_route", None)
+        router = getattr(server, "router", None)
         if callable(custom):
             for route in self.routes():
                 custom(route.path, methods=["GET"])(route.endpoint)
-            return
-        router = getattr(server, "router", None)
-        if router is None or not hasattr(router, "routes"):
+        elif router is not None and hasattr(router, "routes"):
+            router.routes[:0] = self.routes()
+        else:
             raise TypeError(
                 f"OAuth.mount() takes an MCPServer, a fastmcp server or a Starlette app, "
                 f"got {server!r}"
             )
-        router.routes[:0] = self.routes()
+        if self.sign_in is not None:
+            self.sign_in.mount(server)
 
     def _register(self, provider: OAuthProvider) -> None:
         if not isinstance(provider, OAuthProvider):

@@ -18,12 +18,15 @@ from redis.exceptions import RedisError
 
 from ..redis.client import DEFAULT_TIMEOUT, check_timeout, client_for, namespace, unavailable
 
+STORE = "store of OAuth tokens"  # as a client reads it when Redis is down
+
 
 class RedisOAuthStore:
     """`RedisOAuthStore(url, audience=...)`: `redis` a URL or a `redis.asyncio.Redis`
     client, `audience` the server's name (two services on one Redis stay apart). A command
-    Redis does not answer within `timeout` raises `RedisUnavailable`: the page says to try
-    again, and the call ends with a tool error."""
+    Redis does not answer within `timeout` raises `RedisUnavailable` (a `StoreUnavailable`
+    naming this store): the page says to try again, the call ends with the tool error of a
+    store that is down, and the log has one line saying which Redis and why."""
 
     def __init__(
         self, redis: str | aioredis.Redis, *, audience: str, timeout: float = DEFAULT_TIMEOUT
@@ -38,7 +41,7 @@ class RedisOAuthStore:
             with anyio.fail_after(self.timeout):
                 raw = await self.redis.get(self.prefix + key)
         except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout) from exc
+            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
         return _text(raw)
 
     async def put(self, key: str, value: str, ttl: float) -> None:
@@ -46,7 +49,7 @@ class RedisOAuthStore:
             with anyio.fail_after(self.timeout):
                 await self.redis.set(self.prefix + key, value, px=max(1, math.ceil(ttl * 1000)))
         except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout) from exc
+            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
 
     async def take(self, key: str) -> str | None:
         try:
@@ -56,7 +59,7 @@ class RedisOAuthStore:
                     pipe.delete(self.prefix + key)
                     raw, _ = await pipe.execute()
         except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout) from exc
+            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
         return _text(raw)
 
     async def delete(self, key: str) -> None:
@@ -64,7 +67,7 @@ class RedisOAuthStore:
             with anyio.fail_after(self.timeout):
                 await self.redis.delete(self.prefix + key)
         except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout) from exc
+            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
 
     async def aclose(self) -> None:
         """Close the connections of a client built from a URL (one given is the caller's)."""

@@ -27,9 +27,10 @@ from ..analysis.nodes import callable_name
 from ..engine.app_scope import AppScope
 from ..engine.forgetting import NotForgotten, forget_value
 from ..engine.user_scope import users_of
-from ..errors import InvalidSignature
+from ..errors import InvalidSignature, StoreUnavailable
 from ..user import CALLING, User
 from .connection import Connection
+from .translate import store_down
 
 
 def signed_in_user() -> User | None:
@@ -76,8 +77,14 @@ async def values_of_user(app: AppScope, graph: Graph, user: User | None = None) 
     user = user or signed_in_user()
     if user is None:
         raise no_user(graph)
-    values = await users_of(app).of(user, build_seed())
-    await values.refresh(graph)
+    users = users_of(app)
+    values = await users.of(user, build_seed())
+    try:
+        await values.refresh(graph)
+    except StoreUnavailable as exc:  # fail closed, as a build does: one line, a tool error
+        node = (users.answered(graph) or graph.signed_in)[0]
+        who = f"resolver {node.name!r} for parameter {node.parameter!r}"
+        raise store_down(graph.tool, who, exc) from None
     return values
 
 

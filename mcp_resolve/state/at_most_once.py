@@ -32,6 +32,7 @@ import mcp_types as types
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 
+from ..errors import StoreUnavailable
 from ..seconds import seconds
 from .replay_guard import ReplayGuard
 from .round_state import RoundState
@@ -145,12 +146,11 @@ class AtMostOnce:
         Not the refusal of a bad state: nothing is wrong with this one, and the client
         should learn that trying again later may work. Why goes to the log only.
         """
+        why = exc.detail if isinstance(exc, StoreUnavailable) else f"{type(exc).__name__}: {exc}"
         logger.warning(
-            "Tool %r: request state refused, the replay guard failed (%s: %s); the tool did "
-            "not run",
+            "Tool %r: request state refused, the replay guard failed (%s); the tool did not run",
             self.tool,
-            type(exc).__name__,
-            exc,
+            why,
         )
         raise ToolError(
             f"Tool {self.tool!r} could not check that this request is used only once (its "
