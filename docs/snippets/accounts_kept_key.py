@@ -113,20 +113,23 @@ async def main() -> dict[str, Any]:
     app = mcp.streamable_http_app(host="127.0.0.1")
     seen: dict[str, Any] = {"calls": []}
     wire = bytearray()
-    typed = ["trk_4f9a2c71e0b84d55", "trk_93be0a1d77c2e0f6"]
+    typed = ["trk_4f9a2c71e0b84d55", "trk_b0b5e1c2d3a49f17", "trk_93be0a1d77c2e0f6"]
     async with app.router.lifespan_context(app):
         asgi = httpx2.ASGITransport(app=app)
         browser = httpx2.AsyncClient(transport=asgi, base_url=BASE)
 
-        async def open_in_browser(context: Any, params: Any) -> types.ElicitResult:
-            """Alice's client shows the link; she opens it, signed in, and types her key."""
-            browser.cookies.set(signed_in.name, signed_in.value(User("alice")))
-            page = await browser.get(params.url)
-            csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
-            form = {"csrf": csrf.group(1) if csrf else "", "api_key": typed.pop(0)}
-            await browser.post(params.url, data=form)
-            seen["calls"].append("asked for the key on the page")
-            return types.ElicitResult(action="accept")
+        def open_in_browser(user: str) -> Any:
+            async def opened(context: Any, params: Any) -> types.ElicitResult:
+                """The user's client shows the link; they open it, signed in, type a key."""
+                browser.cookies.set(signed_in.name, signed_in.value(User(user)))
+                page = await browser.get(params.url)
+                csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
+                form = {"csrf": csrf.group(1) if csrf else "", "api_key": typed.pop(0)}
+                await browser.post(params.url, data=form)
+                seen["calls"].append(f"{user}: asked for the key on the page")
+                return types.ElicitResult(action="accept")
+
+            return opened
 
         async def record(request: httpx2.Request) -> None:
             wire.extend(request.content)
@@ -134,26 +137,29 @@ async def main() -> dict[str, Any]:
         async def record_response(response: httpx2.Response) -> None:
             wire.extend(await response.aread())
 
-        async def alice(tool: str) -> None:
+        async def as_(user: str, tool: str, **mode: str) -> None:
             async with httpx2.AsyncClient(
                 transport=asgi,
                 base_url=BASE,
-                headers={"Authorization": "Bearer alice"},
+                headers={"Authorization": f"Bearer {user}"},
                 event_hooks={"request": [record], "response": [record_response]},
             ) as http:
                 transport = streamable_http_client(f"{BASE}/mcp", http_client=http)
-                async with Client(transport, elicitation_callback=open_in_browser) as client:
+                opened = open_in_browser(user)
+                async with Client(transport, elicitation_callback=opened, **mode) as client:
                     result = await client.call_tool(tool, {})
-            seen["calls"].append(getattr(result.content[0], "text", ""))
+            seen["calls"].append(f"{user}: {getattr(result.content[0], 'text', '')}")
 
-        await alice("open_issues")
+        await as_("alice", "open_issues")
+        await as_("bob", "open_issues", mode="2026-07-28")
         clock.skipped += 3 * 3600  # hours later: the page's link and answer are long gone
-        await alice("open_issues")
-        await alice("change_tracker_key")
-        await alice("open_issues")
-        await alice("open_issues")
+        await as_("alice", "open_issues")
+        await as_("bob", "open_issues", mode="2026-07-28")
+        await as_("alice", "change_tracker_key")
+        await as_("alice", "open_issues")
+        await as_("alice", "open_issues")
         await browser.aclose()
-    seen["a key in any MCP message"] = any(key.encode() in wire for key in ("trk_4f9a", "trk_93b"))
+    seen["a key in any MCP message"] = b"trk_" in wire
     return seen
 
 

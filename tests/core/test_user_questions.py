@@ -220,6 +220,31 @@ async def test_a_fallback_serves_one_call_and_keeps_nothing(mode: Any) -> None:
     assert (second.result, len(second.questions)) == ("x", 1)
 
 
+class Confirm(BaseModel):
+    ok: bool
+
+
+async def ask_confirm(verbose: bool = False) -> Confirm | Elicit[Confirm]:
+    return Elicit("Go on?", Confirm)
+
+
+async def both(ws: MyWorkspace, go: Annotated[Confirm, Resolve(ask_confirm)]) -> str:
+    return f"{ws.name} {go.ok}"
+
+
+async def test_the_users_question_joins_the_round_of_the_calls_others() -> None:
+    answers = {ask_workspace: {"name": "acme"}, ask_confirm: {"ok": True}}
+    async with AppScope() as app:
+        first = await call(both, user="alice", app=app, answers=answers)
+        again = await call(both, user="alice", app=app, answers=answers)
+    assert first.result == again.result == "acme True"
+    assert [(q.message, q.round) for q in first.questions] == [
+        ("Which workspace, alice?", 1),
+        ("Go on?", 1),
+    ]
+    assert [q.message for q in again.questions] == ["Go on?"]  # per call: asked again
+
+
 # -- a URL page that waits: its resolver's value is kept once the page is done ----------
 
 DONE: set[str] = set()
