@@ -4,6 +4,7 @@ clear, no user and no resolver name; a generator's value stays in its process.""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from typing import Annotated
 
@@ -129,10 +130,12 @@ async def uses_key(key: Annotated[TrackerKey, Resolve(tracker_key, scope="user")
 
 
 async def test_a_secret_kept_in_redis_comes_back_as_the_same_secret(
-    redis_server: RedisServer,
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     """pydantic writes secrets as stars in JSON; the store keeps their values (sealed), so
-    the next worker gets the key itself, as a secret again, not `**********`."""
+    the next worker gets the key itself, as a secret again, not `**********`; and no log
+    line of any logger, at any level, holds it."""
+    caplog.set_level(logging.DEBUG)
     stores = [RedisUserValues(redis_server.url, keys=KeyRing(KEY), audience="t") for _ in "12"]
     graph = ResolverGraph.from_function(uses_key)
     node = next(n for n in graph.nodes if n.fn is tracker_key)
@@ -155,5 +158,7 @@ async def test_a_secret_kept_in_redis_comes_back_as_the_same_secret(
     raw = await stores[0].redis.get(key)
     for clear in (b"trk_", b"sig_", b"bk_bytes", b"WEB", b"*****"):
         assert clear not in raw
+    assert "trk_" not in caplog.text
+    assert "sig_" not in caplog.text
     for store in stores:
         await store.aclose()
