@@ -53,7 +53,6 @@ import httpx2
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import RequestStateSecurity
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field, SecretStr
 
 from mcp_resolve import ElicitURL, Resolve, User
@@ -143,9 +142,8 @@ class TrackerClient:
     async def login(self, token: ProviderToken) -> str:
         """Who the token belongs to at the tracker (the provider's userinfo)."""
         answer = await self.http.get("/userinfo", headers=token.headers())
-        if answer.status_code == 401:  # revoked before it expired: ask again next call
-            await oauth.forget(tracker_app)
-            raise ToolError("The tracker refused your token; call again to reconnect.")
+        if answer.status_code == 401:  # revoked before it expired: renewed, or asked again
+            raise token.refused()
         answer.raise_for_status()
         return str(answer.json()["sub"])
 

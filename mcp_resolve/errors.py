@@ -1,8 +1,10 @@
 """The ways resolution fails: a bad graph at decoration, a call that cannot finish, or a
-store the server shares between workers that cannot be asked."""
+store the server shares between workers that cannot be asked, or a value the tool found
+refused (resolve again)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import TypedDict
 
@@ -103,6 +105,21 @@ class ResolutionError(Exception):
         self.tool = tool
         self.resolver = who.get("resolver")
         self.parameter = who.get("parameter")
+
+
+class ResolveAgain(ResolutionError):
+    """Raised by a tool's body when a value its resolvers gave was refused by the service
+    it is for (a provider's API answered 401 to a token): the call awaits `forget` (which
+    drops the stored value), then resolves its parameters again, once, in the same call:
+    a resolver that now asks makes a 2026-07-28 call return its question and a legacy
+    call ask it mid-call. Raised again in that call, it is a tool error with `message`.
+    `ProviderToken.refused()` makes one; the message is safe to show."""
+
+    def __init__(
+        self, message: str, *, forget: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.forget = forget
 
 
 class StoreUnavailable(RuntimeError):

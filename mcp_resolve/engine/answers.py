@@ -145,7 +145,7 @@ def take_answers(res: Any, answers: Mapping[str, Any]) -> None:
                 values[node.index] = PENDING  # there, where a kept answer is kept
                 continue
             if node.key in answers:
-                outcome = res._answer_for(value)
+                outcome = answer_for(res, value)
                 if outcome is not UNANSWERED:
                     values[node.index] = outcome
                     continue
@@ -159,8 +159,8 @@ def take_answers(res: Any, answers: Mapping[str, Any]) -> None:
 
 
 def answer_for(res: Any, question: Question) -> Any:
-    """The outcome `question` gets from the answers a call (`res`) received, or `UNANSWERED`
-    to ask it (not None: None is a value a fallback may supply).
+    """The outcome `question` gets from the answers received, or `UNANSWERED` to ask it
+    (not None: None is a value a fallback may supply).
 
     An answer pinned to another digest answered a differently worded question and is
     ignored. A consent to a URL question that waits for completion never satisfies it:

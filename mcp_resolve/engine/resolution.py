@@ -33,6 +33,7 @@ from . import workers
 from .answers import answer_for, check_undeclared, take_answers
 from .app_scope import NO_VALUES as _NO_VALUES
 from .app_scope import AppScope, app_step
+from .call_keys import identify, new_call_id
 from .cleanup import ExitStack
 from .questions import Answer, Question
 from .refusal import refused
@@ -62,6 +63,9 @@ class Resolution:
     fallback). The graph's `reply_parser` validates the client's result for a `Sample` or
     `ListRoots`; `_capabilities` (set by `ResolverGraph.start` only when a host gives it)
     is what resolver parameters annotated with the SDK's `ClientCapabilities` receive.
+    What an earlier round recorded (`once=True`) is settled before the walk, which skips
+    it as it skips an answered question (`settled`); `call_id` names the call whose
+    idempotency keys its resolvers take (`call_keys.identify`).
     """
 
     __slots__ = (
@@ -74,10 +78,12 @@ class Resolution:
         "_current",
         "_exits",
         "_graph",
+        "_keys",
         "_plan",
         "_result",
         "_stuck",
         "_values",
+        "call_id",
         "cleanup",
         "failed",
         "used",
@@ -128,6 +134,14 @@ class Resolution:
         if self._exits is None:
             return None
         return self.__aexit__(None if exc is None else type(exc), exc, None)
+
+    def __getattr__(self, name: str) -> Any:
+        """The identity of a call no host named (it runs in one process), made when a
+        resolver first takes its key: a call that takes none pays nothing (`call_keys`)."""
+        if name not in ("_keys", "call_id"):
+            raise AttributeError(name)
+        identify(self, new_call_id())
+        return getattr(self, name)
 
     # -- the walk ------------------------------------------------------------------------
 
@@ -293,6 +307,9 @@ class Resolution:
             capabilities = getattr(self, "_capabilities", None)  # set only when given
             for name in node.capability_params:
                 kwargs[name] = capabilities
+        if node.key_params:
+            for name in node.key_params:
+                kwargs[name] = self._keys[node.index]
         for name in node.user_params:  # a per-call resolver's: the call's signed-in user
             kwargs[name] = CALLING.get()
         if node.argument_params:
@@ -330,7 +347,7 @@ class Resolution:
                     self._fail(node)
                     raise
             question = Question(node.key, result, node.name, node.parameter)
-            result = self._answer_for(question) if self._answers else UNANSWERED
+            result = answer_for(self, question) if self._answers else UNANSWERED
             if result is UNANSWERED:
                 result = question
                 self._stuck += 1
@@ -339,7 +356,6 @@ class Resolution:
     # -- answers -------------------------------------------------------------------------
 
     _take_answers = take_answers
-    _answer_for = answer_for  # the outcome a question gets from the answers (answers.py)
 
     def _suspend(self) -> Suspended:
         self._result = Suspended(tuple(v for v in self._values if type(v) is Question))

@@ -3,13 +3,14 @@
 `GET <path>/connect/<link>` checks, before any effect: the link's tag and audience (404),
 its expiry (410), and the browser's user against the link's user (403 for anyone else:
 the phishing rule; with no user, to the server's `SignIn` and back, or 401). Only then
-does it start an authorization: a fresh `state` (32 random bytes) and PKCE verifier,
-parked sealed under an HMAC of the state for the link's life, and a redirect (303) to
-the provider's consent screen.
+does it start an authorization: a `state` (32 random bytes) and PKCE verifier, parked
+sealed (`pending.py`; the user's pending one for this link when the page is loaded
+again), and a redirect (303) to the provider's consent screen.
 
-`GET <path>/callback?state=...&code=...` takes the parked request of `state` (once: a
-replayed or forged state finds nothing, 400), checks that the browser is still the
-user who started it (403), exchanges the code with the verifier, stores the token
+`GET <path>/callback?state=...&code=...` looks up the parked request of `state` (a
+forged state finds nothing, 400), checks that the browser is the user who started it
+(403, and the request stays parked for its user), then takes it (once: a replay finds
+nothing, 400), exchanges the code with the verifier, stores the token
 sealed for that user, and calls `complete()` for the question, so the waiting call
 wakes on whichever worker holds it. A provider's refusal (`error=access_denied`) ends
 the page with a plain message; the call keeps waiting until its timeout, or the user
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import html
 import logging
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -34,7 +34,9 @@ from ..protocol.completion import announce
 from ..user import User
 from .connect_link import LinkSigner
 from .grants import Refused, Unreachable, consent_url, exchange
+from .pending import PendingConsents
 from .provider import OAuthProvider
+from .refreshing import Refresher
 from .tokens import Vault
 
 logger = logging.getLogger("mcp_resolve")
@@ -48,6 +50,8 @@ class ConnectRoutes:
 
     signer: LinkSigner
     vault: Vault
+    pending: PendingConsents
+    refresher: Refresher
     browser: BrowserIdentity
     providers: dict[str, OAuthProvider]
     redirect_url: str
@@ -67,17 +71,8 @@ class ConnectRoutes:
         _, refusal = await self._check_user(request, link.user_tag)
         if refusal is not None:
             return refusal
-        state = secrets.token_urlsafe(32)
-        verifier = secrets.token_urlsafe(64)  # 86 characters, within RFC 7636's 43 to 128
-        pending = {
-            "p": provider.name,
-            "s": sorted(link.scopes),
-            "u": link.user_tag,
-            "e": link.elicitation_id,
-            "v": verifier,
-        }
         try:
-            await self.vault.park(state, pending, self.link_ttl)
+            state, verifier = await self.pending.start(link)
             target = await consent_url(provider, self.redirect_url, link.scopes, state, verifier)
         except Exception as exc:
             store_failed(f"A connection to {provider.name!r} could not be started", exc)
@@ -88,19 +83,20 @@ class ConnectRoutes:
         state = request.query_params.get("state", "")
         if not state or len(state) > MAX_PARAM:
             return page(400, "Not valid", "This sign-in is not valid. Ask again from your app.")
+        used = page(400, "Not valid", "This sign-in is not valid or was already used. Ask again.")
         try:
-            pending = await self.vault.take(state)
+            pending = await self.pending.peek(state)
+            provider = None if pending is None else self.providers.get(str(pending.get("p")))
+            if pending is None or provider is None:
+                return used
+            user, refusal = await self._check_user(request, str(pending.get("u", "")))
+            if user is None or refusal is not None:  # left parked for its own user
+                return refusal or page(401, "Sign in first", "Sign in, then ask again.")
+            if await self.pending.take(state) is None:  # taken meanwhile (a replay)
+                return used
         except Exception as exc:
             store_failed("A connection's pending request could not be read", exc)
             return page(503, "Try again", "This connection could not be finished now; try again.")
-        provider = None if pending is None else self.providers.get(str(pending.get("p")))
-        if pending is None or provider is None:
-            return page(
-                400, "Not valid", "This sign-in is not valid or was already used. Ask again."
-            )
-        user, refusal = await self._check_user(request, str(pending.get("u", "")))
-        if user is None or refusal is not None:
-            return refusal or page(401, "Sign in first", "Sign in, then ask again.")
         code = request.query_params.get("code", "")
         if not code or len(code) > MAX_PARAM:
             logger.info("A connection to %r was not granted by the provider", provider.name)
@@ -118,7 +114,8 @@ class ConnectRoutes:
             logger.warning("%r could not exchange a code: %s", provider.name, exc)
             return page(502, "Try again", "The provider could not be reached. Ask again.")
         try:
-            await self.vault.save(user_key, record)
+            async with self.refresher.exclusive(user_key):  # not while a refresh is in flight
+                await self.vault.save(user_key, record)
         except Exception as exc:
             store_failed(f"A connection to {provider.name!r} could not be stored", exc)
             return page(503, "Try again", "This connection could not be stored now; try again.")

@@ -17,6 +17,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..engine.app_scope import AppScope
 from ..engine.graph import ResolverGraph
 from ..engine.questions import Question
 
@@ -125,3 +126,25 @@ def declared(capabilities: Any) -> Any:
     import mcp_types as types
 
     return types.ClientCapabilities.model_validate(dict(capabilities))
+
+
+async def enter_user(app: AppScope | None, graph: ResolverGraph) -> tuple[Any, Any]:
+    """For a graph that needs a signed-in user: the user entered as a server enters them
+    (what a per-call `User` reads), with their values over `app`, and the token that
+    resets the user; or the server's no-user tool error (the SDK is needed from here).
+    Any other graph: `app` as it is, and no token."""
+    if not graph.signed_in:
+        return app, None
+    from ..protocol.signed_in import enter_user as entered
+
+    return await entered(app, graph)
+
+
+def reply_parser() -> Any:
+    """The hosts' validation of sampling and roots results (needs `mcp`; without it the
+    kit hands the result's JSON on, as the core does)."""
+    try:
+        from ..protocol.client_request_wire import parse_reply
+    except ImportError:  # pragma: no cover - the SDK is not installed
+        return None
+    return parse_reply

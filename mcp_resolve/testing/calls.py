@@ -25,9 +25,17 @@ from ..engine.questions import Answer, Question
 from ..engine.results import Resolved, Suspended
 from ..engine.workers import run_sync
 from ..errors import ResolutionError
+from ..state.call_records import CallRecords
 from ..state.round_state import RoundState
 from ..user import CALLING, User
-from .as_served import arguments_validator, declared, fallbacks, sdk_context_types
+from .as_served import (
+    arguments_validator,
+    declared,
+    enter_user,
+    fallbacks,
+    reply_parser,
+    sdk_context_types,
+)
 from .asked import (
     AnswerLike,
     AskedQuestion,
@@ -191,9 +199,7 @@ async def call(
     driver.legacy = mode == "in_process"
     with signed_in(context), signing_in(user):
         async with scope_for(app, graph) as driver.app:
-            entered = None
-            if graph.signed_in:
-                driver.app, entered = await _enter_user(driver.app, graph)
+            driver.app, entered = await enter_user(driver.app, graph)
             try:
                 if mode == "rounds":
                     result = await driver.rounds(running, arguments)
@@ -203,14 +209,6 @@ async def call(
                 if entered is not None:
                     CALLING.reset(entered)
     return CallResult(result, driver.questions, driver.round, mode, recorder)
-
-
-async def _enter_user(app: AppScope | None, graph: ResolverGraph) -> tuple[Any, Any]:
-    """The signed-in user entered as a server enters them, with their values, or the
-    server's no-user tool error (the SDK is needed from here)."""
-    from ..protocol.signed_in import enter_user
-
-    return await enter_user(app, graph)
 
 
 _graphs: weakref.WeakKeyDictionary[Any, dict[tuple[type, ...], ResolverGraph]] = (
@@ -253,6 +251,7 @@ class _Driver:
     ask_timeout: float = DEFAULT_ASK_TIMEOUT
     legacy: bool = False
     derived: dict[str, str] = field(default_factory=dict)  # elicitation ids made per call
+    records: CallRecords | None = None  # rounds: the call's identity and recorded values
 
     def __post_init__(self, answers: Answers | None) -> None:
         if answers is None or isinstance(answers, Mapping):
@@ -305,8 +304,11 @@ class _Driver:
         return answers
 
     async def rounds(self, graph: ResolverGraph, arguments: dict[str, Any]) -> Any:
-        """2026-07-28: a fresh resolution per round; only pinned answers carry over."""
+        """2026-07-28: a fresh resolution per round; only pinned answers carry over, and the
+        values of recorded resolvers (`once=True`), with the call's identity."""
         state = RoundState()
+        if graph.recorded or graph.keyed:
+            self.records = CallRecords.of(state)
         responses: dict[str, Answer] = {}
         while True:
             async with contextlib.AsyncExitStack() as open_resolutions:
@@ -318,14 +320,19 @@ class _Driver:
                 outcome, resolution = await held_until_complete(
                     connection(legacy=False), resolution, recorded, outcome,
                     tool=self.graph.tool, ask_timeout=self.ask_timeout, settle=self._settled,
-                    restart=lambda: self._start(graph, arguments),
+                    restart=lambda: self._start(graph, arguments), records=self.records,
                 )  # fmt: skip
                 open_resolutions.push_async_exit(resolution)  # one closed for the wait: a no-op
                 if isinstance(outcome, Resolved):
                     return await self._body(arguments, outcome)
                 following = state.next_round(resolution.used or {}, outcome.questions)
+                if self.records is not None:  # as a server records them, checked the same
+                    self.records.take(resolution)
+                    self.records.stamp(following)
             # The state travels through the client as JSON: what does not survive that, fails.
             state = RoundState.decode(following.encode())
+            if self.records is not None:  # read back from what a client would carry
+                self.records = CallRecords.of(state)
             responses = await self._ask(outcome.questions)
 
     async def _settled(self, resolution: Any, outcome: Resolved | Suspended) -> Any:
@@ -352,8 +359,13 @@ class _Driver:
 
     def _start(self, graph: ResolverGraph, arguments: dict[str, Any]) -> Any:
         if graph.reply_parser is None:  # a plain function's graph: validate as a host would
-            graph.reply_parser = _reply_parser()
-        return graph.start(arguments, self.context, app=self.app, capabilities=self.capabilities)
+            graph.reply_parser = reply_parser()
+        resolution = graph.start(
+            arguments, self.context, app=self.app, capabilities=self.capabilities
+        )
+        if self.records is not None:
+            self.records.enter(resolution)
+        return resolution
 
     async def _answer(self, question: Question) -> Answer:
         eid = elicitation_id(question, self.legacy, self.derived)
@@ -385,13 +397,3 @@ class _Driver:
         if inspect.iscoroutinefunction(function):
             return await function(**kwargs)
         return await run_sync(functools.partial(function, **kwargs))
-
-
-def _reply_parser() -> Any:
-    """The hosts' validation of sampling and roots results (needs `mcp`; without it the
-    kit hands the result's JSON on, as the core does)."""
-    try:
-        from ..protocol.client_request_wire import parse_reply
-    except ImportError:  # pragma: no cover - the SDK is not installed
-        return None
-    return parse_reply
