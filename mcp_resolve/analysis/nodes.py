@@ -47,8 +47,10 @@ class Node:
     A resolver declared `Resolve(fn, once=True)` is `once`: a call records its value the
     first time it is computed, and later rounds of the call settle it from the record
     instead of running it; `record` is the pydantic adapter that writes the value as JSON
-    and reads it back. `key_params` are its parameters (of any per-call resolver) that
-    receive the call's `IdempotencyKey` for it.
+    and reads it back, and `exact`, for the declared types that allow it, tells without
+    reading back whether a value will come back the same (`exact_values`). `key_params`
+    are its parameters (of any per-call resolver) that receive the call's
+    `IdempotencyKey` for it.
     """
 
     __slots__ = (
@@ -64,6 +66,7 @@ class Node:
         "dependents",
         "deps",
         "eager",
+        "exact",
         "explicit_key",
         "fn",
         "has_params",
@@ -113,6 +116,7 @@ class Node:
         self.key_params: list[str] = []  # receive the call's `IdempotencyKey` for this resolver
         self.once = False  # recorded: run at most once per call, across rounds and workers
         self.record: Any = None  # once: the pydantic TypeAdapter of its declared value
+        self.exact: Callable[[Any], bool] | None = None  # once: its exact test, if it has one
         self.argument_params: list[tuple[str, str]] = []
         self.pending_deps: list[tuple[str, object, Convert, frozenset[type] | None]] = []
         self.unbound: list[inspect.Parameter] = []

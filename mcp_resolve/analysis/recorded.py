@@ -9,7 +9,9 @@ refused when the tool is decorated, never found out on a retry:
   typed dicts, enums, JSON types, containers of those. The declaration is required (the
   reading needs it), and `Any` or `object` alone declares nothing to read back to; an
   arbitrary class has no JSON form at all. (Whether one value survives exactly, a float
-  that is not finite say, is checked when it is recorded: see `state/recorded.py`.)
+  that is not finite say, is checked when it is recorded: see `state/call_records.py`;
+  for the types whose values JSON gives back exactly, that check is decided here,
+  `exact_values.py`.)
 - no generator: what it yields is a resource, opened for the call and closed after it,
   and a resource is not a record;
 - no question: a resolver that asks has its answer recorded already (the request state
@@ -30,6 +32,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
 
+from .exact_values import exact_check
 from .nodes import ASYNC_GEN, SYNC_GEN, Node
 from .parameters import first_line
 from .scopes import Report
@@ -100,6 +103,8 @@ def check_recorded(
             continue
         original = (originals or {}).get(id(node))
         node.record = _adapter(node, problem, hints, original)
+        if node.record is not None:
+            node.exact = exact_check(node.record.core_schema)
 
 
 def _adapter(node: Node, problem: Report, hints: Hints, original: Callable[..., Any] | None) -> Any:

@@ -61,7 +61,7 @@ class Resolution:
     Answers may also be outcomes (`DeclinedElicitation()`, `AcceptedElicitation(model)`...),
     or `Supplied(value)` for a `Sample`/`ListRoots`, injected as they are (a declared
     fallback). The graph's `reply_parser` validates the client's result for a `Sample` or
-    `ListRoots`; `_capabilities` (set by `ResolverGraph.start` only when a host gives it)
+    `ListRoots`; `_capabilities` (set by `ResolverGraph.start` when a host gives it)
     is what resolver parameters annotated with the SDK's `ClientCapabilities` receive.
     What an earlier round recorded (`once=True`) is settled before the walk, which skips
     it as it skips an answered question (`settled`); `call_id` names the call whose
@@ -89,8 +89,6 @@ class Resolution:
         "used",
     )
 
-    _capabilities: Any  # left unset unless given: a call that does not use it pays nothing
-
     def __init__(
         self,
         graph: Graph,
@@ -112,6 +110,9 @@ class Resolution:
         self._result: Resolved | Suspended | None = None
         self._stuck = 0  # how many resolvers asked or are blocked: skips the check when 0
         self._current: Node | tuple[Node, ...] | None = None  # what the walk awaits now
+        # Set, not left unset: an unset slot is read through `__getattr__` (2 µs, a Python
+        # call and an exception) where this store costs nanoseconds (`graph.start` sets it)
+        self._capabilities: Any = None
         self.failed: Node | None = None
         self.used: dict[str, tuple[Question, Answer]] | None = None
         self.cleanup: ExitStack | None = None  # once closed: what a cleanup raised, and whose
@@ -304,7 +305,7 @@ class Resolution:
             for name in node.context_params:
                 kwargs[name] = self._context
         if node.capability_params:
-            capabilities = getattr(self, "_capabilities", None)  # set only when given
+            capabilities = self._capabilities
             for name in node.capability_params:
                 kwargs[name] = capabilities
         if node.key_params:

@@ -213,7 +213,7 @@ def _async_node(
     for name in node.context_params:
         call_args.append(_keyword(name, "ctx", namespace, i, len(call_args)))
     for name in node.capability_params:
-        caps = 'getattr(res, "_capabilities", None)'  # set only when a host gives them
+        caps = "res._capabilities"  # None unless a host gives them
         call_args.append(_keyword(name, caps, namespace, i, len(call_args)))
     for name in node.user_params:  # the call's signed-in user, as its host set it
         namespace["_USER"] = CALLING.get

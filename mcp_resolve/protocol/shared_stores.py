@@ -11,8 +11,9 @@ names each store still in memory and the promise it breaks.
 
 The process-wide stores are looked up where they are installed (the completion bus, the
 user-scoped values); the others are noted by what mounts them on a server (`note`: the
-pages, the OAuth connections), held weakly, so that a server checks its own stores and
-not those of another server in the same process (a test suite, a process with two apps).
+pages, the OAuth connections, the approvals), held weakly, so that a server checks its own
+stores and not those of another server in the same process (a test suite, a process with
+two apps).
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ BROKEN: dict[str, str] = {
     "store of user-scoped values": "each worker builds, or asks for, a user's value anew",
     "store of OAuth tokens": (
         "a user who connected on one worker is asked to connect again on another"
+    ),
+    "store of approvals": (
+        "a passkey added, or an approval given, on one worker is not seen by the others"
     ),
     "sign-in's replay guard": "a sign-in's callback can be used once on each worker",
 }
@@ -90,6 +94,7 @@ def warn_if_mixed(server: object, user_scoped: bool) -> None:
     logger.warning(
         "Some of this server's stores are shared between workers and some are kept in this "
         "process: %s. Put every store on one Redis (mcp_resolve.redis.RedisStores: "
-        "stores.install(), Pages(..., stores=stores), OAuth(..., store=stores.oauth))",
+        "stores.install(), Pages(..., stores=stores), OAuth(..., store=stores.oauth), "
+        "Approvals(..., store=stores.approvals))",
         message,
     )

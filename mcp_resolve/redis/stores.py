@@ -9,6 +9,7 @@ client (one bounded pool), with the same audience (the key namespace) and key ri
     stores = RedisStores(url, keys=keys, audience="tracker").install()   # this worker
     pages = Pages(keys, BASE, stores=stores)                             # three stores
     oauth = OAuth(keys, BASE, store=stores.oauth)
+    approvals = Approvals(keys, BASE, store=stores.approvals)
     @server.resolved(replay_guard=stores.replay_guard)                     # per tool
     ResolvingTasks(url=stores.url, keys=stores.keys)                       # fastmcp tasks
 
@@ -27,6 +28,7 @@ import redis.asyncio as aioredis
 from ..engine.user_scope import shared_values, use_shared_values
 from ..protocol.completion import completion_bus, use_completion_bus
 from ..state.keys import KeyRing
+from .approval_store import RedisApprovalStore
 from .client import DEFAULT_TIMEOUT, check_max_connections, check_timeout, client_for, namespace
 from .completion_bus import RedisCompletionBus
 from .finished_pages import RedisFinishedPages
@@ -79,6 +81,7 @@ class RedisStores:
         self.page_answers = RedisPageAnswers(client, audience=audience, timeout=wait)
         self.user_values = RedisUserValues(client, keys=keys, audience=audience, timeout=wait)
         self._oauth: RedisOAuthStore | None = None
+        self._approvals: RedisApprovalStore | None = None
 
     @property
     def oauth(self) -> RedisOAuthStore:
@@ -91,6 +94,16 @@ class RedisStores:
 
             self._oauth = RedisOAuthStore(self.redis, audience=self.audience, timeout=self.timeout)
         return self._oauth
+
+    @property
+    def approvals(self) -> RedisApprovalStore:
+        """The store of passkeys and approvals, for `Approvals(keys, url,
+        store=stores.approvals)`."""
+        if self._approvals is None:
+            self._approvals = RedisApprovalStore(
+                self.redis, audience=self.audience, timeout=self.timeout
+            )
+        return self._approvals
 
     def install(self) -> RedisStores:
         """Share this worker's process-wide stores through this Redis: `complete()` goes

@@ -13,9 +13,9 @@ What this adds to the state's own promises:
 - a record is a value's JSON text written by its declared type's pydantic adapter and
   read back by it (kept as text in the state: a string costs the state's encoding a copy,
   where a nested value cost it a walk, 4 µs for a small model); a value that would not
-  come back equal (a field the type does not declare, a float where an int is declared)
-  fails the call when it is recorded, naming the resolver, instead of settling a later
-  round with something else;
+  come back the same (a field the type does not declare, a float where an int is
+  declared) fails the call when it is recorded, naming the resolver, instead of settling
+  a later round with something else;
 - a record is read only for a recorded resolver of the tool, by its question key, and
   only from the records: an answer under that key is an answer, never a value;
 - a record that no longer fits its type (a deploy changed it between rounds) is dropped,
@@ -103,11 +103,18 @@ class CallRecords:
 
 
 def written(node: Node, value: Any, tool: str) -> str:
-    """`value`'s JSON text, checked to read back equal by the resolver's declared type."""
+    """`value`'s JSON text, checked to read back the same by the resolver's declared type:
+    by its exact test where the type has one (`analysis/exact_values.py`: a `bool` for an
+    `int`, which reads back equal, is refused), else by reading it back and comparing."""
     adapter = node.record  # its pydantic-core halves: the TypeAdapter's wrappers cost 40 %
+    exact = node.exact
     try:
-        text = adapter.serializer.to_json(value, warnings=False)
-        same = adapter.validator.validate_json(text) == value
+        if exact is None:  # by alias, as the validator reads a model's aliased fields
+            text = adapter.serializer.to_json(value, by_alias=True, warnings=False)
+            same = adapter.validator.validate_json(text) == value
+        else:
+            same = exact(value)
+            text = adapter.serializer.to_json(value, warnings=False) if same else b""
     except (ValidationError, PydanticSerializationError, ValueError, TypeError):
         same = False
     if not same:
