@@ -27,14 +27,14 @@ from ..engine.workers import run_sync
 from ..errors import ResolutionError
 from ..state.call_records import CallRecords
 from ..state.round_state import RoundState
-from ..user import User
+from ..user import CALLING, User
 from .as_served import (
     arguments_validator,
     declared,
+    enter_user,
     fallbacks,
     reply_parser,
     sdk_context_types,
-    values_of_user,
 )
 from .asked import (
     AnswerLike,
@@ -199,12 +199,15 @@ async def call(
     driver.legacy = mode == "in_process"
     with signed_in(context), signing_in(user):
         async with scope_for(app, graph) as driver.app:
-            if driver.app is not None and graph.user_scoped:
-                driver.app = await values_of_user(driver.app, graph)
-            if mode == "rounds":
-                result = await driver.rounds(running, arguments)
-            else:
-                result = await driver.in_process(running, arguments)
+            driver.app, entered = await enter_user(driver.app, graph)
+            try:
+                if mode == "rounds":
+                    result = await driver.rounds(running, arguments)
+                else:
+                    result = await driver.in_process(running, arguments)
+            finally:
+                if entered is not None:
+                    CALLING.reset(entered)
     return CallResult(result, driver.questions, driver.round, mode, recorder)
 
 
