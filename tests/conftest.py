@@ -11,6 +11,7 @@ from types import ModuleType
 
 import pytest
 from hypothesis import settings
+from support.fixtures import browser, provider  # noqa: F401 (fixtures every module may ask for)
 from support.redis_server import RedisServer
 
 settings.register_profile("mcp_resolve", deadline=None)

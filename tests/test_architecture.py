@@ -1,5 +1,6 @@
 """The package's shape: one-way layers, no import cycle, small modules, no `mcp` in the core,
-one room per framework under `hosts/`, and one name for one concept.
+one room per framework under `hosts/`, one name for one concept, and no module reaching
+for another's private names.
 
 Every `import` statement counts, wherever it is: at module level, inside a function, or
 under `if TYPE_CHECKING:`. A function-level import hides a cycle from Python; it does not
@@ -217,6 +218,28 @@ def test_modules_stay_small(module: str) -> None:
         assert lines > MAX_LINES, f"{module} is small now: take it off NOT_YET_SPLIT"
         return
     assert lines <= MAX_LINES, f"{module} has {lines} lines; split it by concept"
+
+
+def private_imports_of(module: str) -> list[str]:
+    """Each `_name` that `module` imports from another module of this package."""
+    found = []
+    for node in ast.walk(ast.parse(MODULES[module].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            target = _resolve(module, node)
+            if target == "mcp_resolve" or target.startswith("mcp_resolve."):
+                found += [
+                    f"{target}.{alias.name}"
+                    for alias in node.names
+                    if alias.name.startswith("_") and not alias.name.startswith("__")
+                ]
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_imports_another_modules_private_name(module: str) -> None:
+    """A helper two modules share has a home of its own, named after what it is for, and a
+    public name there: a private name is free to change with its module alone."""
+    assert not private_imports_of(module), f"{module} imports {private_imports_of(module)}"
 
 
 def test_the_checker_sees_a_function_level_import() -> None:

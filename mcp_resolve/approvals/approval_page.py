@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..pages.another_user import another_users_link, issuer_missing
 from ..pages.browser import BrowserIdentity
 from ..pages.routes import store_failed
 from ..protocol.completion import announce
@@ -33,16 +34,7 @@ from ..user import User
 from .approval_link import ApprovalLink, ApprovalLinks
 from .asks import Asked, Asks, digest
 from .ceremony import Ceremony, CeremonyRefused, encode
-from .page_parts import (
-    Forgery,
-    SignedOut,
-    cross_site,
-    document,
-    hidden,
-    options_attribute,
-    plain,
-    read_form,
-)
+from .page_parts import Forgery, SignedOut, document, hidden, options_attribute, plain
 from .passkeys import UserPasskeys
 
 logger = logging.getLogger("mcp_resolve")
@@ -101,10 +93,10 @@ class ApprovalPage:
     async def _check_approver(
         self, link: ApprovalLink, asked: Asked, user: User
     ) -> Response | None:
-        mine = self.asks.user_tag(user) == asked.user_tag
-        if link.role == "first" and not mine:
-            logger.warning("An approval link was opened by another user than its own; refused")
-            return plain(403, "Not your link", "This link was made for another account.")
+        tag_of = self.asks.user_tag
+        mine = tag_of(user) == asked.user_tag
+        if not mine and (link.role == "first" or issuer_missing(tag_of, user, asked.user_tag)):
+            return another_users_link(tag_of, user, asked.user_tag, "An approval link", plain)
         if link.role == "second":
             if mine:
                 return plain(403, "Not you", "A second person must approve this, not you.")
@@ -151,13 +143,10 @@ class ApprovalPage:
     async def _approve(
         self, request: Request, link: ApprovalLink, asked: Asked, user: User
     ) -> Response:
-        form = await read_form(request)
-        if form is None:
-            return plain(413, "Too large", "The form was too large or not a form.")
-        if cross_site(request, self.origin):
-            return plain(403, "Refused", "This form was sent from another site.")
-        if not self.forgery.valid(link.token, request, form.get("csrf", "")):
-            return plain(403, "Refused", "Open the link again and use its button.")
+        again = "Open the link again and use its button."
+        form = await self.forgery.form(request, link.token, self.origin, again)
+        if isinstance(form, Response):
+            return form
         if not form.get("assertion"):
             return plain(400, "No passkey", "No passkey answered: nothing was approved.")
         keys = await self.passkeys.of(user)
@@ -210,5 +199,5 @@ class ApprovalPage:
             title,
             f"{opening} A second person must approve too: send them this link. They sign "
             "in, read the same words and approve with their own passkey.",
-            extra=f'<p><a href="{html.escape(second)}">{html.escape(second)}</a></p>',
+            link=(second, second),
         )

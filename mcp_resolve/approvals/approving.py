@@ -27,7 +27,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from starlette.routing import Route
 
 from ..markers import LINK_IN_ERROR, NO_FALLBACK, ElicitURL
-from ..pages.browser import BrowserIdentity, SignedInCookie, SignInStep
+from ..pages.browser import BrowserIdentity, SignInStep, identity_of
+from ..pages.mounting import mount_routes
 from ..pages.routes import origin_of
 from ..protocol.shared_stores import note
 from ..protocol.signed_in import signed_in_user
@@ -110,13 +111,7 @@ class Approvals:
         self.path = path
         self.passkeys_url = f"{self.base}/passkeys"
         self.sign_in = sign_in
-        self.browser: BrowserIdentity = (
-            browser
-            if browser is not None
-            else sign_in
-            if sign_in is not None
-            else SignedInCookie(keys, secure=origin.startswith("https://"), clock=clock)
-        )
+        self.browser = identity_of(browser, sign_in, keys, origin, clock)
         self.store: ApprovalStore = store if store is not None else MemoryApprovalStore(now=clock)
         self._fallback: Any = NO_FALLBACK if without_url_mode == "refuse" else LINK_IN_ERROR
         self._clock = clock
@@ -223,18 +218,7 @@ class Approvals:
         browser's user themselves), or a Starlette app; and the routes of its `sign_in`
         (once per server)."""
         note(server, "store of approvals", not isinstance(self.store, MemoryApprovalStore))
-        custom = getattr(server, "custom_route", None)
-        router = getattr(server, "router", None)
-        if callable(custom):
-            for route in self.routes():
-                custom(route.path, methods=["GET", "POST"])(route.endpoint)
-        elif router is not None and hasattr(router, "routes"):
-            router.routes[:0] = self.routes()
-        else:
-            raise TypeError(
-                f"Approvals.mount() takes an MCPServer, a fastmcp server or a Starlette app, "
-                f"got {server!r}"
-            )
+        mount_routes(server, self.routes(), "Approvals.mount()")
         if self.sign_in is not None:
             self.sign_in.mount(server)
 

@@ -23,21 +23,22 @@ import hashlib
 import html
 import json
 import logging
-import secrets
+from functools import partial
 from typing import Any
-from urllib.parse import parse_qs
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from ..pages import document as page
 from ..pages.browser import NO_SIGN_IN, SignInStep
 from ..pages.link import canonical
-from ..pages.routes import HEADERS as PAGE_HEADERS
+from ..pages.posted import browser_nonce, checked_form, keep_browser_nonce
 from ..state.keys import Authenticator
 
 logger = logging.getLogger("mcp_resolve")
 MAX_BODY = 32 * 1024
 CSRF_COOKIE = "mcp_resolve_approvals_csrf"
+Form = dict[str, str] | Response  # a checked form, or the page refusing it
 
 SCRIPT = """(() => {
   "use strict";
@@ -104,7 +105,7 @@ SCRIPT = """(() => {
 })();"""
 SCRIPT_HASH = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
 HEADERS = {
-    **PAGE_HEADERS,
+    **page.HEADERS,
     "Content-Security-Policy": (
         f"default-src 'none'; script-src 'sha256-{SCRIPT_HASH}'; form-action 'self'; "
         "frame-ancestors 'none'; base-uri 'none'"
@@ -115,18 +116,14 @@ HEADERS = {
 def document(status: int, title: str, body: str, *, script: bool = False) -> HTMLResponse:
     """A page: `body` is HTML the caller escaped; `script` adds the ceremony script."""
     tail = f"<script>{SCRIPT}</script>" if script else ""
-    page = (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{html.escape(title)}</title></head>"
-        f"<body><h1>{html.escape(title)}</h1>{body}{tail}</body></html>"
-    )
-    return HTMLResponse(page, status_code=status, headers=HEADERS)
+    return page.document(status, title, body + tail, headers=HEADERS)
 
 
-def plain(status: int, title: str, text: str, *, extra: str = "") -> HTMLResponse:
-    """A page that says one sentence (escaped here), and `extra` HTML after it."""
-    return document(status, title, f"<p>{html.escape(text)}</p>{extra}")
+def plain(
+    status: int, title: str, text: str, *, link: tuple[str, str] | None = None
+) -> HTMLResponse:
+    """A page that says one sentence, and at most one link, under these pages' headers."""
+    return page.plain(status, title, text, link=link, headers=HEADERS)
 
 
 def options_attribute(name: str, options: dict[str, Any]) -> str:
@@ -171,51 +168,23 @@ class Forgery:
 
     def browser(self, request: Request) -> str:
         """This browser's anti-forgery cookie, or a new one (set by `remember`)."""
-        value = request.cookies.get(CSRF_COOKIE, "")
-        return value if 20 <= len(value) <= 64 else secrets.token_urlsafe(24)
+        return browser_nonce(request, CSRF_COOKIE)
 
     def value(self, about: str, browser: str) -> str:
         return self._tags.sign(canonical(["csrf", about, browser]))
 
-    def valid(self, about: str, request: Request, given: str) -> bool:
-        browser = request.cookies.get(CSRF_COOKIE, "")
+    async def form(self, request: Request, about: str, origin: str, again: str) -> Form:
+        """The form posted for `about`, checked (`pages.posted.checked_form`: size, origin,
+        this value), or the refusal page."""
+        return await checked_form(
+            request, origin, partial(self._genuine, about), CSRF_COOKIE, again,
+            max_body=MAX_BODY, page=plain,
+        )  # fmt: skip
+
+    def _genuine(self, about: str, browser: str, given: str) -> bool:
         return bool(browser) and self._tags.verify(canonical(["csrf", about, browser]), given)
 
     def remember(self, response: Response, browser: str) -> Response:
-        response.set_cookie(
-            CSRF_COOKIE,
-            browser,
-            httponly=True,
-            secure=self._secure,
-            samesite="strict",
-            path=self._path,
+        return keep_browser_nonce(
+            response, CSRF_COOKIE, browser, path=self._path, secure=self._secure
         )
-        return response
-
-
-def cross_site(request: Request, origin: str) -> bool:
-    """Whether the browser says the POST came from another site than the pages' own."""
-    given = request.headers.get("origin")
-    return given is not None and given != origin
-
-
-async def read_form(request: Request) -> dict[str, str] | None:
-    """The POSTed form, read up to `MAX_BODY` bytes; None when larger or not a form."""
-    declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
-        return None
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY:
-            return None
-    if not body:
-        return {}
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind != "application/x-www-form-urlencoded":
-        return None
-    try:
-        fields = parse_qs(body.decode("ascii"), max_num_fields=16)
-    except (UnicodeDecodeError, ValueError):
-        return None
-    return {name: values[0] for name, values in fields.items() if values}

@@ -40,16 +40,7 @@ from ..state.keys import KeyRing
 from ..user import User
 from .approval_link import ApprovalLinks
 from .ceremony import Ceremony, CeremonyRefused, encode
-from .page_parts import (
-    Forgery,
-    SignedOut,
-    cross_site,
-    document,
-    hidden,
-    options_attribute,
-    plain,
-    read_form,
-)
+from .page_parts import Forgery, SignedOut, document, hidden, options_attribute, plain
 from .passkeys import MAX_LABEL, Passkey, Stored, UserPasskeys
 from .vault import Vault
 
@@ -169,13 +160,10 @@ class PasskeyPage:
 
     async def _change(self, request: Request, user: User) -> Response:
         tag = self.vault.user_tag(user)
-        form = await read_form(request)
-        if form is None:
-            return plain(413, "Too large", "The form was too large or not a form.")
-        if cross_site(request, self.origin):
-            return plain(403, "Refused", "This form was sent from another site.")
-        if not self.forgery.valid(f"passkeys:{tag}", request, form.get("csrf", "")):
-            return plain(403, "Refused", "Open the page again and use its buttons.")
+        again = "Open the page again and use its buttons."
+        form = await self.forgery.form(request, f"passkeys:{tag}", self.origin, again)
+        if isinstance(form, Response):
+            return form
         state = self._read(form.get("state", ""), tag)
         if state is None:
             return plain(403, "Refused", "This page has expired; open it again.")

@@ -13,60 +13,26 @@ the server's page), from a thread, while the call waits.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
-import importlib
 import importlib.util
-import logging
 import re
 import secrets
 import threading
-import warnings
 from collections.abc import AsyncIterator, Iterator
-from typing import Any, Literal
 
 import anyio
 import anyio.to_thread
 import httpx2
-import mcp_types as types
 from mcp import Client
-from mcp.client import ClientRequestContext
-from mcp.client.streamable_http import streamable_http_client
 
 from .processes import free_port, http_server
+from .user_session import NEEDS, USER, mcp_client, mcp_token, openid_provider
 
-USER = "alice"
 NOTIFIER_KEY = "ntf_live_" + "7c41e09b2d5f"  # what the user types on the page
-NEEDS = ("authlib", "oidc_provider_mock")
 
 
 def missing() -> list[str]:
     """What this section needs and this installation lacks (`pip install 'mcp-resolve[demo]'`)."""
     return [name for name in NEEDS if importlib.util.find_spec(name) is None]
-
-
-@contextlib.contextmanager
-def openid_provider() -> Iterator[str]:
-    """oidc-provider-mock on 127.0.0.1; its origin. Any client id and redirect URL is
-    accepted, which a real provider's app registration pins down."""
-    import werkzeug.serving
-
-    importlib.import_module("authlib.deprecate")  # which puts its warnings' filter first
-    with warnings.catch_warnings():  # it imports authlib.jose, which authlib deprecates
-        warnings.simplefilter("ignore")
-        app = importlib.import_module("oidc_provider_mock").app  # untyped
-
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request
-    port = free_port()
-    server = werkzeug.serving.make_server("127.0.0.1", port, app(), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.shutdown()
-        thread.join(5)
-        server.server_close()
 
 
 class UsersBrowser:
@@ -151,31 +117,11 @@ def _title(page: str) -> str:
     return found.group(1).strip() if found else "?"
 
 
-def make_callback(browser: UsersBrowser, interactive: bool) -> Any:
-    async def callback(
-        context: ClientRequestContext, params: types.ElicitRequestParams
-    ) -> types.ElicitResult:
-        assert isinstance(params, types.ElicitRequestURLParams)  # this server asks no forms
-        print(f"    ? {params.message}")
-        print(f"      Open this link to continue: {params.url}")
-        action: Literal["accept", "decline"] = "accept"
-        if interactive:
-            raw = await anyio.to_thread.run_sync(input, "      Open it? [yes/no]: ")
-            action = "accept" if raw.strip().lower() in ("y", "yes") else "decline"
-        print(f"    > {action}")
-        if action == "accept":
-            browser.follow(params.url)
-        return types.ElicitResult(action=action)
-
-    return callback
-
-
 @contextlib.contextmanager
 def served(server: str) -> Iterator[tuple[str, str]]:
     """The example on Streamable HTTP beside a local OpenID provider: its `/mcp` URL, and an
     MCP access token naming the user (the demo plays the authorization server too)."""
     token_secret = secrets.token_urlsafe(32)
-    signature = hmac.new(token_secret.encode(), USER.encode(), hashlib.sha256).hexdigest()
     port = free_port()
     with openid_provider() as provider:
         env = {
@@ -185,7 +131,7 @@ def served(server: str) -> Iterator[tuple[str, str]]:
             "ISSUE_TRACKER_TOKEN_SECRET": token_secret,
         }
         with http_server(server, env=env, port=port) as url:
-            yield url, f"{USER}.{signature}"
+            yield url, mcp_token(token_secret)
 
 
 @contextlib.asynccontextmanager
@@ -195,17 +141,13 @@ async def signed_in_client(
     """The example on Streamable HTTP beside a local OpenID provider; the user's MCP client
     (with an MCP access token naming the user) and their browser, not signed in. `wire` is the
     MCP client's HTTP transport (a test's, to read every message)."""
-    with served(server) as (url, mcp_token):
+    with served(server) as (url, token):
         browser = UsersBrowser(url.removesuffix("/mcp"))
         try:
             print(
                 f"    ({USER}'s MCP client holds a token naming her; her browser is not signed in)"
             )
-            headers = {"Authorization": f"Bearer {mcp_token}"}
-            async with httpx2.AsyncClient(headers=headers, transport=wire) as http:
-                transport = streamable_http_client(url, http_client=http)
-                callback = make_callback(browser, interactive)
-                async with Client(transport, mode=mode, elicitation_callback=callback) as client:
-                    yield client, browser
+            async with mcp_client(url, token, mode, browser, interactive, wire) as client:
+                yield client, browser
         finally:
             await anyio.to_thread.run_sync(browser.close)

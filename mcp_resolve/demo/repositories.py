@@ -14,28 +14,19 @@ so and is skipped.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import importlib.util
 import secrets
 import shutil
 import threading
 from collections.abc import AsyncIterator, Iterator
-from typing import Any, Literal
 
 import anyio
 import anyio.to_thread
-import httpx2
-import mcp_types as types
 from mcp import Client
-from mcp.client import ClientRequestContext
-from mcp.client.streamable_http import streamable_http_client
 
-from .accounts import NEEDS as ACCOUNTS_NEEDS
-from .accounts import openid_provider
 from .processes import free_port, http_server
+from .user_session import NEEDS, USER, mcp_client, mcp_token, openid_provider
 
-USER = "alice"
 WAIT = 30.0  # seconds a page may take to show what the browser waits for
 
 
@@ -46,7 +37,7 @@ def missing() -> list[str]:
         for program in ("chromium", "chromedriver")
         if shutil.which(program) is None
     ]
-    for module in ("selenium", "fido2", *ACCOUNTS_NEEDS):
+    for module in ("selenium", "fido2", *NEEDS):
         if importlib.util.find_spec(module) is None:
             lacking.append(f"{module} (pip install 'mcp-resolve[demo]')")
     return lacking
@@ -184,32 +175,12 @@ class PasskeyBrowser:
         return str(self.driver.find_element(By.TAG_NAME, tag).text)
 
 
-def make_callback(browser: PasskeyBrowser, interactive: bool) -> Any:
-    async def callback(
-        context: ClientRequestContext, params: types.ElicitRequestParams
-    ) -> types.ElicitResult:
-        assert isinstance(params, types.ElicitRequestURLParams)  # this server asks no forms
-        print(f"    ? {params.message}")
-        print(f"      Open this link to continue: {params.url}")
-        action: Literal["accept", "decline"] = "accept"
-        if interactive:
-            raw = await anyio.to_thread.run_sync(input, "      Open it? [yes/no]: ")
-            action = "accept" if raw.strip().lower() in ("y", "yes") else "decline"
-        print(f"    > {action}")
-        if action == "accept":
-            browser.follow(params.url)
-        return types.ElicitResult(action=action)
-
-    return callback
-
-
 @contextlib.contextmanager
 def served(server: str) -> Iterator[tuple[str, str, str]]:
     """The example on Streamable HTTP beside a local OpenID provider: its `/mcp` URL, its
     public base (`localhost`, which passkeys take), and an MCP access token naming the
     user (of that provider: the demo plays the authorization server too)."""
     token_secret = secrets.token_urlsafe(32)
-    signature = hmac.new(token_secret.encode(), USER.encode(), hashlib.sha256).hexdigest()
     port = free_port()
     base = f"http://localhost:{port}"
     with openid_provider() as provider:
@@ -220,7 +191,7 @@ def served(server: str) -> Iterator[tuple[str, str, str]]:
             "REPOSITORIES_TOKEN_SECRET": token_secret,
         }
         with http_server(server, env=env, port=port) as url:
-            yield url, base, f"{USER}.{signature}"
+            yield url, base, mcp_token(token_secret)
 
 
 @contextlib.asynccontextmanager
@@ -228,19 +199,12 @@ async def approving_client(
     server: str, mode: str, interactive: bool
 ) -> AsyncIterator[tuple[Client, PasskeyBrowser]]:
     """The example, the user's browser (not signed in, no passkey yet) and their MCP client."""
-    with served(server) as (url, base, mcp_token):
+    with served(server) as (url, base, token):
         browser = await anyio.to_thread.run_sync(PasskeyBrowser, base)
         try:
             told = "her browser is not signed in and has no passkey yet"
             print(f"    ({USER}'s MCP client holds a token naming her; {told})")
-            headers = {"Authorization": f"Bearer {mcp_token}"}
-            # the call waits while the user signs in, adds a passkey and approves: the SDK's
-            # own timeouts for an MCP client (its stream may stay quiet for minutes)
-            timeout = httpx2.Timeout(30, read=300)
-            async with httpx2.AsyncClient(headers=headers, timeout=timeout) as http:
-                transport = streamable_http_client(url, http_client=http)
-                callback = make_callback(browser, interactive)
-                async with Client(transport, mode=mode, elicitation_callback=callback) as client:
-                    yield client, browser
+            async with mcp_client(url, token, mode, browser, interactive) as client:
+                yield client, browser
         finally:
             await anyio.to_thread.run_sync(browser.close)

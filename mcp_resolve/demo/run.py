@@ -26,8 +26,9 @@ import threading
 import time
 import urllib.request
 from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -41,7 +42,7 @@ from .accounts import missing, signed_in_client
 from .processes import example_names, example_path, http_server
 from .repositories import approving_client
 from .repositories import missing as passkeys_missing
-from .terminal import Dismissed, fill_form
+from .terminal import Dismissed, consent_to_open, fill_form
 
 
 @dataclass(frozen=True)
@@ -178,13 +179,7 @@ def make_callback(interactive: bool, provider: PaymentProvider | None = None) ->
         context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult:
         if isinstance(params, types.ElicitRequestURLParams):
-            print(f"    ? {params.message}")
-            print(f"      Open this link to continue: {params.url}")
-            action: Literal["accept", "decline"] = "accept"
-            if interactive:
-                raw = await anyio.to_thread.run_sync(input, "      Open it? [yes/no]: ")
-                action = "accept" if raw.strip().lower() in ("y", "yes") else "decline"
-            print(f"    > {action}")
+            action = await consent_to_open(params.message, params.url, interactive)
             if provider is not None and action == "accept":
                 provider.pays_soon(params.url.rsplit("/", 1)[-1])
             return types.ElicitResult(action=action)
@@ -258,11 +253,8 @@ async def run(transports: list[str], modes: list[str], interactive: bool) -> Non
             print(f"\n== {transport}, {mode} " + "=" * 40)
             for section in SECTIONS[mode]:
                 print(f"\n  -- {section.server}: {section.shows}")
-                if section.browser:
+                if section.browser or section.passkey:
                     await signed_in(section, mode, interactive)
-                    continue
-                if section.passkey:
-                    await approved(section, mode, interactive)
                     continue
                 async with connect(
                     section.server, transport, mode, interactive, section.sampling, section.webhook
@@ -272,23 +264,17 @@ async def run(transports: list[str], modes: list[str], interactive: bool) -> Non
 
 
 async def signed_in(section: Section, mode: str, interactive: bool) -> None:
-    """A section whose user is signed in, with a browser that does their part."""
-    lacking = missing()
+    """A section whose user is signed in, with a browser that does their part: an HTTP
+    client, or chromium whose passkey approves (`passkey`)."""
+    opened: Callable[[str, str, bool], AbstractAsyncContextManager[tuple[Client, Any]]]
+    if section.passkey:
+        lacking, opened, hint = passkeys_missing(), approving_client, ""
+    else:
+        lacking, opened, hint = missing(), signed_in_client, ": pip install 'mcp-resolve[demo]'"
     if lacking:
-        print(f"    (not shown: it needs {', '.join(lacking)}: pip install 'mcp-resolve[demo]')")
+        print(f"    (not shown: it needs {', '.join(lacking)}{hint})")
         return
-    async with signed_in_client(section.server, mode, interactive) as (client, browser):
-        for tool, arguments in section.calls:
-            await tell(client, tool, arguments, settle=browser.settle)
-
-
-async def approved(section: Section, mode: str, interactive: bool) -> None:
-    """A section whose signed-in user approves on the server's page with a passkey."""
-    lacking = passkeys_missing()
-    if lacking:
-        print(f"    (not shown: it needs {', '.join(lacking)})")
-        return
-    async with approving_client(section.server, mode, interactive) as (client, browser):
+    async with opened(section.server, mode, interactive) as (client, browser):
         for tool, arguments in section.calls:
             await tell(client, tool, arguments, settle=browser.settle)
 

@@ -1,14 +1,18 @@
-"""A person answers an elicitation form in the terminal: the demo's `--interactive` mode.
+"""A person answers an elicitation in the terminal: the demo's `--interactive` mode.
 
-Works from the requested JSON Schema alone (the MCP PrimitiveSchemaDefinition shapes):
-booleans as yes/no, single and multi-select choices as numbered lists, defaults offered as
-the answer to an empty line, and a value that does not fit asked again.
+A URL question is shown with its link, and the person says whether to open it (without
+`--interactive` the demo accepts). A form works from the requested JSON Schema alone (the
+MCP PrimitiveSchemaDefinition shapes): booleans as yes/no, single and multi-select choices
+as numbered lists, defaults offered as the answer to an empty line, and a value that does
+not fit asked again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
+
+import anyio.to_thread
 
 Ask = Callable[[str], str]
 
@@ -19,6 +23,20 @@ class Dismissed(Exception):
     def __init__(self, action: str) -> None:
         super().__init__(action)
         self.action = action
+
+
+async def consent_to_open(
+    message: str, url: str, interactive: bool
+) -> Literal["accept", "decline"]:
+    """Show a URL question and its link; "accept", or what the person answered."""
+    print(f"    ? {message}")
+    print(f"      Open this link to continue: {url}")
+    action: Literal["accept", "decline"] = "accept"
+    if interactive:
+        raw = await anyio.to_thread.run_sync(input, "      Open it? [yes/no]: ")
+        action = "accept" if raw.strip().lower() in ("y", "yes") else "decline"
+    print(f"    > {action}")
+    return action
 
 
 def fill_form(

@@ -17,7 +17,7 @@ from ..markers import Elicit, ElicitURL
 from ..schema import render_elicitation_schema
 
 Action = Literal["accept", "decline", "cancel"]
-_ACTIONS = frozenset(("accept", "decline", "cancel"))
+ACTIONS = frozenset(("accept", "decline", "cancel"))  # an answer's, also as a state records it
 
 
 class Question:
@@ -75,7 +75,7 @@ class Answer:
     recorded: bool = field(default=False, compare=False)  # read back from a request state
 
     def __post_init__(self) -> None:
-        if self.action not in _ACTIONS:
+        if self.action not in ACTIONS:
             raise ValueError(
                 f"Answer action must be accept, decline or cancel, got {self.action!r}"
             )

@@ -32,8 +32,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from starlette.routing import Route
 
 from ..markers import LINK_IN_ERROR, ElicitURL
-from ..pages.browser import BrowserIdentity, SignedInCookie, SignInStep
+from ..pages.browser import BrowserIdentity, SignInStep, identity_of
 from ..pages.link import Signer
+from ..pages.mounting import mount_routes
 from ..pages.routes import origin_of
 from ..protocol.shared_stores import note
 from ..protocol.signed_in import signed_in_user
@@ -97,13 +98,7 @@ class OAuth:
         self.redirect_url = f"{self.base}/callback"
         self.link_ttl = seconds(link_ttl, "OAuth(link_ttl=...)")
         self.sign_in = sign_in
-        self.browser: BrowserIdentity = (
-            browser
-            if browser is not None
-            else sign_in
-            if sign_in is not None
-            else SignedInCookie(keys, secure=origin.startswith("https://"), clock=clock)
-        )
+        self.browser = identity_of(browser, sign_in, keys, origin, clock)
         self.store: OAuthStore = store if store is not None else MemoryOAuthStore(now=clock)
         self._clock = clock
         self._signer = LinkSigner(keys, self.base)
@@ -186,19 +181,7 @@ class OAuth:
         authorization does not guard: every route checks the browser's user itself), or a
         Starlette app; and the routes of its `sign_in` (once per server)."""
         note(server, "store of OAuth tokens", not isinstance(self.store, MemoryOAuthStore))
-        custom = getattr(server, "custom_route", None)
-        router = getattr(server, "router", None)
-        if callable(custom):
-            for route in self.routes():
-                methods = sorted((route.methods or {"GET"}) - {"HEAD"})
-                custom(route.path, methods=methods)(route.endpoint)
-        elif router is not None and hasattr(router, "routes"):
-            router.routes[:0] = self.routes()
-        else:
-            raise TypeError(
-                f"OAuth.mount() takes an MCPServer, a fastmcp server or a Starlette app, "
-                f"got {server!r}"
-            )
+        mount_routes(server, self.routes(), "OAuth.mount()")
         if self.sign_in is not None:
             self.sign_in.mount(server)
 

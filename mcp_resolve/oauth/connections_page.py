@@ -20,17 +20,19 @@ from __future__ import annotations
 
 import html
 import logging
-import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from ..pages.browser import NO_SIGN_IN, BrowserIdentity, SignInStep
+from ..pages.document import document, plain
 from ..pages.link import Signer
-from ..pages.routes import CSRF_COOKIE, _form, _page, store_failed
+from ..pages.posted import browser_nonce, checked_form, keep_browser_nonce
+from ..pages.routes import CSRF_COOKIE, store_failed
 from ..user import User
 from .grants import Unreachable, revoke
 from .provider import OAuthProvider
@@ -61,7 +63,7 @@ class ConnectionsPage:
         if user is None:  # to the sign-in and back here, when the server has one
             if self.sign_in is not None:
                 return self.sign_in.not_signed_in(request)
-            return _page(401, "Sign in first", NO_SIGN_IN)
+            return plain(401, "Sign in first", NO_SIGN_IN)
         if request.method == "POST":
             return await self._disconnect(request, user)
         return await self._show(request, user)
@@ -69,9 +71,7 @@ class ConnectionsPage:
     async def _show(
         self, request: Request, user: User, notice: str = "", status: int = 200
     ) -> Response:
-        browser = request.cookies.get(CSRF_COOKIE, "")
-        if not 20 <= len(browser) <= 64:
-            browser = secrets.token_urlsafe(24)
+        browser = browser_nonce(request, CSRF_COOKIE)
         csrf = html.escape(self.signer.csrf(self._purpose(user), browser))
         rows = []
         try:
@@ -81,26 +81,20 @@ class ConnectionsPage:
                     rows.append(_row(provider, record, csrf))
         except Exception as exc:
             store_failed("The connections page could not read its store", exc)
-            return _page(503, "Try again", "Your connections could not be read now; try again.")
+            return plain(503, "Try again", "Your connections could not be read now; try again.")
         said = f"<p>{html.escape(notice)}</p>" if notice else ""
         listed = "".join(rows) if rows else "<p>You have no connected accounts.</p>"
-        response = _page(status, TITLE, said + listed, raw=True)
-        response.set_cookie(
-            CSRF_COOKIE, browser, httponly=True, secure=self.secure, samesite="strict",
-            path=self.path,
-        )  # fmt: skip
-        return response
+        response = document(status, TITLE, said + listed)
+        return keep_browser_nonce(
+            response, CSRF_COOKIE, browser, path=self.path, secure=self.secure
+        )
 
     async def _disconnect(self, request: Request, user: User) -> Response:
-        form = await _form(request)
-        if form is None:
-            return _page(413, "Too large", "The form was too large or not a form.")
-        origin = request.headers.get("origin")
-        if origin is not None and origin != self.origin:
-            return _page(403, "Refused", "This form was sent from another site.")
-        browser = request.cookies.get(CSRF_COOKIE, "")
-        if not self.signer.csrf_ok(self._purpose(user), browser, form.get("csrf", "")):
-            return _page(403, "Refused", "Open this page again and use its button.")
+        genuine = partial(self.signer.csrf_ok, self._purpose(user))
+        again = "Open this page again and use its button."
+        form = await checked_form(request, self.origin, genuine, CSRF_COOKIE, again)
+        if isinstance(form, Response):
+            return form
         provider = self.providers.get(form.get("provider", ""))
         if provider is None:
             return await self._show(request, user, "That account is not connected.", 404)
@@ -111,7 +105,7 @@ class ConnectionsPage:
                 await self.vault.forget(key)
         except Exception as exc:
             store_failed(f"A connection to {provider.name!r} could not be removed", exc)
-            return _page(503, "Try again", "This connection could not be removed now; try again.")
+            return plain(503, "Try again", "This connection could not be removed now; try again.")
         if record is None:
             return await self._show(request, user, f"{provider.title} is not connected.")
         try:

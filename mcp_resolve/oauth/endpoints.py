@@ -20,16 +20,17 @@ the user, the token or the provider's error text.
 
 from __future__ import annotations
 
-import html
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 
+from ..pages.another_user import another_users_link
 from ..pages.browser import NO_SIGN_IN, BrowserIdentity, SignInStep
-from ..pages.routes import HEADERS, store_failed
+from ..pages.document import HEADERS, plain
+from ..pages.routes import store_failed
 from ..protocol.completion import announce
 from ..user import User
 from .connect_link import LinkSigner
@@ -63,9 +64,9 @@ class ConnectRoutes:
         link = self.signer.read(str(request.path_params.get("token", "")))
         provider = None if link is None else self.providers.get(link.provider)
         if link is None or provider is None:
-            return page(404, "Not found", "This link is not valid.")
+            return plain(404, "Not found", "This link is not valid.")
         if link.expires_at <= self.clock():
-            return page(410, "Link expired", "This link has expired. Ask again from your app.")
+            return plain(410, "Link expired", "This link has expired. Ask again from your app.")
         if self.sign_in is not None and await self.browser.user_of(request) is None:
             return self.sign_in.not_signed_in(request)  # and back to this link
         _, refusal = await self._check_user(request, link.user_tag)
@@ -76,14 +77,14 @@ class ConnectRoutes:
             target = await consent_url(provider, self.redirect_url, link.scopes, state, verifier)
         except Exception as exc:
             store_failed(f"A connection to {provider.name!r} could not be started", exc)
-            return page(503, "Try again", "This connection could not be started now; try again.")
+            return plain(503, "Try again", "This connection could not be started now; try again.")
         return RedirectResponse(target, status_code=303, headers=HEADERS)
 
     async def callback(self, request: Request) -> Response:
         state = request.query_params.get("state", "")
         if not state or len(state) > MAX_PARAM:
-            return page(400, "Not valid", "This sign-in is not valid. Ask again from your app.")
-        used = page(400, "Not valid", "This sign-in is not valid or was already used. Ask again.")
+            return plain(400, "Not valid", "This sign-in is not valid. Ask again from your app.")
+        used = plain(400, "Not valid", "This sign-in is not valid or was already used. Ask again.")
         try:
             pending = await self.pending.peek(state)
             provider = None if pending is None else self.providers.get(str(pending.get("p")))
@@ -91,16 +92,16 @@ class ConnectRoutes:
                 return used
             user, refusal = await self._check_user(request, str(pending.get("u", "")))
             if user is None or refusal is not None:  # left parked for its own user
-                return refusal or page(401, "Sign in first", "Sign in, then ask again.")
+                return refusal or plain(401, "Sign in first", "Sign in, then ask again.")
             if await self.pending.take(state) is None:  # taken meanwhile (a replay)
                 return used
         except Exception as exc:
             store_failed("A connection's pending request could not be read", exc)
-            return page(503, "Try again", "This connection could not be finished now; try again.")
+            return plain(503, "Try again", "This connection could not be finished now; try again.")
         code = request.query_params.get("code", "")
         if not code or len(code) > MAX_PARAM:
             logger.info("A connection to %r was not granted by the provider", provider.name)
-            return page(200, "Not connected", "The connection was not granted. Ask again.")
+            return plain(200, "Not connected", "The connection was not granted. Ask again.")
         user_key = self.vault.user_key(user, provider.name)
         scopes = frozenset(map(str, pending.get("s", [])))
         try:
@@ -109,22 +110,22 @@ class ConnectRoutes:
             )
         except Refused as exc:
             logger.warning("%r refused a code exchange: %s", provider.name, exc)
-            return page(502, "Not connected", "The provider refused this sign-in. Ask again.")
+            return plain(502, "Not connected", "The provider refused this sign-in. Ask again.")
         except Unreachable as exc:
             logger.warning("%r could not exchange a code: %s", provider.name, exc)
-            return page(502, "Try again", "The provider could not be reached. Ask again.")
+            return plain(502, "Try again", "The provider could not be reached. Ask again.")
         try:
             async with self.refresher.exclusive(user_key):  # not while a refresh is in flight
                 await self.vault.save(user_key, record)
         except Exception as exc:
             store_failed(f"A connection to {provider.name!r} could not be stored", exc)
-            return page(503, "Try again", "This connection could not be stored now; try again.")
+            return plain(503, "Try again", "This connection could not be stored now; try again.")
         try:
             await announce(str(pending["e"]))
         except Exception as exc:  # the completion bus failed: the waiting call may not wake
             store_failed("A stored connection could not complete its question", exc)
-            return page(200, "Connected", "Connected. If your app still waits, ask it again.")
-        return page(200, "Connected", "Connected. You can close this page and return to your app.")
+            return plain(200, "Connected", "Connected. If your app still waits, ask it again.")
+        return plain(200, "Connected", "Connected. You can close this page and return to your app.")
 
     async def _check_user(
         self, request: Request, user_tag: str
@@ -133,17 +134,8 @@ class ConnectRoutes:
         user = await self.browser.user_of(request)
         if user is None:
             ended = "Your sign-in to this server ended. Open the link again."
-            return None, page(401, "Sign in first", NO_SIGN_IN if self.sign_in is None else ended)
+            return None, plain(401, "Sign in first", NO_SIGN_IN if self.sign_in is None else ended)
         if not user_tag or self.signer.user_tag(user) != user_tag:
-            logger.warning("A connect link was opened by another user than its own; refused")
-            return None, page(403, "Not your link", "This link was made for another account.")
+            refused = another_users_link(self.signer.user_tag, user, user_tag, "A connect link")
+            return None, refused
         return user, None
-
-
-def page(status: int, title: str, text: str) -> HTMLResponse:
-    document = (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        f"<title>{html.escape(title)}</title></head>"
-        f"<body><h1>{html.escape(title)}</h1><p>{html.escape(text)}</p></body></html>"
-    )
-    return HTMLResponse(document, status_code=status, headers=HEADERS)

@@ -15,21 +15,21 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 from collections.abc import AsyncIterator
 
 import anyio
 import redis.asyncio as aioredis
 from redis.exceptions import LockError, RedisError
 
-from ..redis.client import DEFAULT_TIMEOUT, check_timeout, client_for, namespace, unavailable
+from ..redis.client import DEFAULT_TIMEOUT, unavailable
+from ..redis.record_store import RedisRecordStore
 
 logger = logging.getLogger("mcp_resolve")
 STORE = "store of OAuth tokens"  # as a client reads it when Redis is down
 LOCK_POLL = 0.02  # seconds between two tries of a lock another worker holds
 
 
-class RedisOAuthStore:
+class RedisOAuthStore(RedisRecordStore):
     """`RedisOAuthStore(url, audience=...)`: `redis` a URL or a `redis.asyncio.Redis`
     client, `audience` the server's name (two services on one Redis stay apart). A command
     Redis does not answer within `timeout` raises `RedisUnavailable` (a `StoreUnavailable`
@@ -39,43 +39,14 @@ class RedisOAuthStore:
     def __init__(
         self, redis: str | aioredis.Redis, *, audience: str, timeout: float = DEFAULT_TIMEOUT
     ) -> None:
-        self.timeout = check_timeout(timeout)
-        self.prefix = namespace(audience, "RedisOAuthStore") + "oauth:"
-        self.redis = client_for(redis, self.timeout, "RedisOAuthStore")
-        self._owned = not isinstance(redis, aioredis.Redis)
-
-    async def get(self, key: str) -> str | None:
-        try:
-            with anyio.fail_after(self.timeout):
-                raw = await self.redis.get(self.prefix + key)
-        except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
-        return _text(raw)
-
-    async def put(self, key: str, value: str, ttl: float) -> None:
-        try:
-            with anyio.fail_after(self.timeout):
-                await self.redis.set(self.prefix + key, value, px=max(1, math.ceil(ttl * 1000)))
-        except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
-
-    async def take(self, key: str) -> str | None:
-        try:
-            with anyio.fail_after(self.timeout):
-                async with self.redis.pipeline(transaction=True) as pipe:
-                    pipe.get(self.prefix + key)
-                    pipe.delete(self.prefix + key)
-                    raw, _ = await pipe.execute()
-        except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
-        return _text(raw)
-
-    async def delete(self, key: str) -> None:
-        try:
-            with anyio.fail_after(self.timeout):
-                await self.redis.delete(self.prefix + key)
-        except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
+        super().__init__(
+            redis,
+            audience=audience,
+            timeout=timeout,
+            kind="oauth:",
+            what="RedisOAuthStore",
+            store=STORE,
+        )
 
     @contextlib.asynccontextmanager
     async def lock(self, key: str, deadline: float) -> AsyncIterator[None]:
@@ -92,7 +63,7 @@ class RedisOAuthStore:
             with anyio.fail_after(deadline + self.timeout):
                 acquired = await held.acquire()
         except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
+            raise unavailable(self.redis, exc, self.timeout, self.store) from exc
         if not acquired:  # another worker held it for the whole deadline
             raise TimeoutError(f"a token's lock was held by another worker for {deadline:g} s")
         try:
@@ -105,14 +76,3 @@ class RedisOAuthStore:
                 logger.warning("A token's lock lapsed before its change finished")
             except (RedisError, OSError, TimeoutError) as exc:
                 logger.warning("A token's lock could not be released (%s)", type(exc).__name__)
-
-    async def aclose(self) -> None:
-        """Close the connections of a client built from a URL (one given is the caller's)."""
-        if self._owned:
-            await self.redis.aclose()
-
-
-def _text(raw: object) -> str | None:
-    if raw is None:
-        return None
-    return raw.decode("ascii") if isinstance(raw, bytes) else str(raw)

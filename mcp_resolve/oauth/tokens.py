@@ -13,7 +13,6 @@ The pending consents are kept the same way (`pending.py`).
 
 from __future__ import annotations
 
-import heapq
 import json
 import time
 from collections.abc import Awaitable, Callable
@@ -21,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..errors import ResolveAgain
+from ..pages.memory_records import MemoryRecordStore
 from ..state.keys import KeyRing
 from ..state.seal import Binding, InvalidState, StateSealer
 from ..user import User
@@ -137,42 +137,14 @@ class OAuthStore(Protocol):
     async def delete(self, key: str) -> None: ...
 
 
-class MemoryOAuthStore:
+class MemoryOAuthStore(MemoryRecordStore):
     """The default store: this process only, at most `max_entries`, soonest expiry dropped
     first when full. Several workers need a shared one (`RedisOAuthStore`)."""
 
     def __init__(
         self, max_entries: int = DEFAULT_MAX_ENTRIES, *, now: Callable[[], float] = time.time
     ) -> None:
-        if not isinstance(max_entries, int) or max_entries < 1:
-            raise ValueError("max_entries must be at least 1")
-        self._max = max_entries
-        self._now = now
-        self._values: dict[str, tuple[str, float]] = {}
-        self._order: list[tuple[float, str]] = []
-
-    async def get(self, key: str) -> str | None:
-        found = self._values.get(key)
-        if found is None or found[1] <= self._now():
-            return None
-        return found[0]
-
-    async def put(self, key: str, value: str, ttl: float) -> None:
-        now = self._now()
-        while self._order and (self._order[0][0] <= now or len(self._values) >= self._max):
-            expires, old = heapq.heappop(self._order)
-            if old in self._values and self._values[old][1] == expires:
-                del self._values[old]
-        self._values[key] = (value, now + ttl)
-        heapq.heappush(self._order, (now + ttl, key))
-
-    async def take(self, key: str) -> str | None:
-        value = await self.get(key)
-        self._values.pop(key, None)
-        return value
-
-    async def delete(self, key: str) -> None:
-        self._values.pop(key, None)
+        super().__init__(max_entries, now=now, when_full="drop", what="OAuth memory store")
 
 
 class Vault:

@@ -136,3 +136,21 @@ class BearerBrowser:
             return None
         issuer = (getattr(access, "claims", None) or {}).get("iss")
         return User(access.subject, None if issuer is None else str(issuer))
+
+
+def identity_of(
+    browser: BrowserIdentity | None,
+    sign_in: SignInStep | None,
+    keys: KeyRing,
+    origin: str,
+    clock: Callable[[], float],
+) -> BrowserIdentity:
+    """How a set of pages (`Pages`, `OAuth`, `Approvals`) tells a browser's user: `browser`
+    as given, else the sign-in's own cookie (so signing in once serves them all), else a
+    `SignedInCookie` the deployment's own sign-in step sets (`Secure` unless `origin` is
+    plain HTTP)."""
+    if browser is not None:
+        return browser
+    if sign_in is not None:
+        return sign_in
+    return SignedInCookie(keys, secure=origin.startswith("https://"), clock=clock)

@@ -17,7 +17,6 @@ stays unfinished (the user is asked on a page again).
 
 from __future__ import annotations
 
-import heapq
 import inspect
 import logging
 import time
@@ -25,6 +24,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ..state.seal import Binding, InvalidState, StateSealer
+from .memory_records import MemoryRecords
 
 logger = logging.getLogger("mcp_resolve")
 
@@ -101,35 +101,16 @@ def _bound(elicitation_id: str, user_tag: str) -> Binding:
 
 
 class MemoryFinishedPages:
-    """The default store: this process only, at most `max_entries`, oldest dropped first."""
+    """The default store: this process only, at most `max_entries`, soonest expiry dropped
+    first."""
 
     def __init__(
         self, max_entries: int = DEFAULT_MAX_FINISHED, *, now: Callable[[], float] = time.time
     ) -> None:
-        if not isinstance(max_entries, int) or max_entries < 1:
-            raise ValueError("max_entries must be at least 1")
-        self._max = max_entries
-        self._now = now
-        self._done: dict[str, tuple[str, float]] = {}
-        self._order: list[tuple[float, str]] = []
+        self._records = MemoryRecords(max_entries, now=now, what="memory store of finished pages")
 
     async def record(self, elicitation_id: str, sealed: str, expires_at: float) -> None:
-        self._drop(self._now())
-        while len(self._done) >= self._max and self._order:
-            _, oldest = heapq.heappop(self._order)
-            self._done.pop(oldest, None)
-        self._done[elicitation_id] = (sealed, expires_at)
-        heapq.heappush(self._order, (expires_at, elicitation_id))
+        self._records.keep(elicitation_id, sealed, expires_at)
 
     async def read(self, elicitation_id: str) -> str | None:
-        found = self._done.get(elicitation_id)
-        if found is None or found[1] <= self._now():
-            return None
-        return found[0]
-
-    def _drop(self, now: float) -> None:
-        while self._order and self._order[0][0] <= now:
-            _, eid = heapq.heappop(self._order)
-            found = self._done.get(eid)
-            if found is not None and found[1] <= now:
-                del self._done[eid]
+        return self._records.read(elicitation_id)

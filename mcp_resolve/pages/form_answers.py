@@ -11,10 +11,11 @@ is not taken, so a replayed form cannot replace what the user entered.
 
 from __future__ import annotations
 
-import heapq
 import time
 from collections.abc import Callable
 from typing import Protocol
+
+from .memory_records import MemoryRecords
 
 DEFAULT_MAX_ANSWERS = 10_000
 
@@ -30,39 +31,16 @@ class PageAnswers(Protocol):
 
 
 class MemoryPageAnswers:
-    """The default store: this process only, at most `max_entries`, oldest dropped first."""
+    """The default store: this process only, at most `max_entries`, soonest expiry dropped
+    first."""
 
     def __init__(
         self, max_entries: int = DEFAULT_MAX_ANSWERS, *, now: Callable[[], float] = time.time
     ) -> None:
-        if not isinstance(max_entries, int) or max_entries < 1:
-            raise ValueError("max_entries must be at least 1")
-        self._max = max_entries
-        self._now = now
-        self._kept: dict[str, tuple[str, float]] = {}
-        self._order: list[tuple[float, str]] = []
+        self._records = MemoryRecords(max_entries, now=now, what="memory store of page answers")
 
     async def keep(self, elicitation_id: str, sealed: str, expires_at: float) -> bool:
-        now = self._now()
-        self._drop(now)
-        if elicitation_id in self._kept:
-            return False
-        while len(self._kept) >= self._max and self._order:
-            _, oldest = heapq.heappop(self._order)
-            self._kept.pop(oldest, None)
-        self._kept[elicitation_id] = (sealed, expires_at)
-        heapq.heappush(self._order, (expires_at, elicitation_id))
-        return True
+        return self._records.keep(elicitation_id, sealed, expires_at, only_new=True)
 
     async def read(self, elicitation_id: str) -> str | None:
-        kept = self._kept.get(elicitation_id)
-        if kept is None or kept[1] <= self._now():
-            return None
-        return kept[0]
-
-    def _drop(self, now: float) -> None:
-        while self._order and self._order[0][0] <= now:
-            _, eid = heapq.heappop(self._order)
-            kept = self._kept.get(eid)
-            if kept is not None and kept[1] <= now:
-                del self._kept[eid]
+        return self._records.read(elicitation_id)

@@ -6,62 +6,48 @@ for a link made for a user, the browser's user (403 for another user; for no use
 sign-in or 401). GET then shows the page: the question's own text (from the link,
 HTML-escaped), so that what the user confirms is what the server asked, and a form carrying an
 anti-forgery value bound to the link and to a random cookie of this browser
-(`SameSite=Strict`, `HttpOnly`). POST also requires: a form body of at most `MAX_BODY`
-bytes (413), the `Origin` of the pages' own site when the browser sends one (403), the
+(`SameSite=Strict`, `HttpOnly`). POST also requires: a form body of at most 8 KiB
+(413, `posted`), the `Origin` of the pages' own site when the browser sends one (403), the
 anti-forgery value (403), and a first use of the question (410 for a replay, claimed in
 the replay guard until the link expires). Only then is the question recorded as
 finished (a record sealed for that question and user, `finished`) and `complete()`
 called for it. A store that cannot be asked (`StoreUnavailable`, such as Redis down)
 makes a 503 page that says to try again, and one log line; what was kept before stays.
 
-Every response carries `Cache-Control: no-store`, `Referrer-Policy: same-origin` (the
-link, in the address, is never sent to another site; `no-referrer` would make browsers
-send `Origin: null` with the page's own POST, which the `Origin` check refuses), a
-Content-Security-Policy that allows nothing but a form posting to this server
-(`default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`),
-`X-Frame-Options: DENY` and `X-Content-Type-Options: nosniff`.
+Every response carries the pages' security headers (`document`).
 """
 
 from __future__ import annotations
 
 import html
 import logging
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import Response
 
 from ..errors import StoreUnavailable
 from ..protocol.completion import announce
 from ..state.at_most_once import CLOCK_SKEW
 from ..state.replay_guard import ReplayGuard
+from .another_user import another_users_link
 from .browser import NO_SIGN_IN, BrowserIdentity, SignInStep
+from .document import document, plain
 from .finished import FinishedRecords
 from .form_answers import MemoryPageAnswers, PageAnswers
 from .link import Link, Signer
+from .posted import browser_nonce, checked_form, keep_browser_nonce
 
 if TYPE_CHECKING:
     from .forms import SecretForm
 
 logger = logging.getLogger("mcp_resolve")
 
-MAX_BODY = 8 * 1024
 CSRF_COOKIE = "mcp_resolve_csrf"
-HEADERS = {
-    "Cache-Control": "no-store",
-    "Pragma": "no-cache",
-    "Referrer-Policy": "same-origin",
-    "Content-Security-Policy": (
-        "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-    ),
-    "X-Frame-Options": "DENY",
-    "X-Content-Type-Options": "nosniff",
-    "Cross-Origin-Opener-Policy": "same-origin",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +80,9 @@ class PageRoutes:
     async def handle(self, request: Request) -> Response:
         link = self.signer.read(str(request.path_params.get("token", "")))
         if link is None:
-            return _page(404, "Not found", "This link is not valid.")
+            return plain(404, "Not found", "This link is not valid.")
         if link.expires_at <= self.clock():
-            return _page(410, "Link expired", "This link has expired. Ask again from your app.")
+            return plain(410, "Link expired", "This link has expired. Ask again from your app.")
         refusal = await self._check_user(request, link)
         if refusal is not None:
             return refusal
@@ -106,9 +92,9 @@ class PageRoutes:
             done = await self.finished.finished(link.elicitation_id, link.user_tag)
         except Exception as exc:
             store_failed("A page could not be shown", exc)
-            return _page(503, "Try again", "This page cannot be shown now; try again shortly.")
+            return plain(503, "Try again", "This page cannot be shown now; try again shortly.")
         if done:
-            return _page(410, "Already done", "This link was already used.")
+            return plain(410, "Already done", "This link was already used.")
         return self._show(request, link)
 
     async def _check_user(self, request: Request, link: Link) -> Response | None:
@@ -118,8 +104,7 @@ class PageRoutes:
         if user is None:
             return self._not_signed_in(request)
         if self.signer.user_tag(user) != link.user_tag:
-            logger.warning("A page link was opened by another user than its own; refused")
-            return _page(403, "Not your link", "This link was made for another account.")
+            return another_users_link(self.signer.user_tag, user, link.user_tag, "A page link")
         return None
 
     def _not_signed_in(self, request: Request) -> Response:
@@ -132,7 +117,7 @@ class PageRoutes:
                 "A page was opened by a browser with no signed-in user, and its Pages has no "
                 "sign_in=: the user cannot sign in from the link (give Pages(sign_in=SignIn(...)))"
             )
-        return _page(401, "Sign in first", NO_SIGN_IN)
+        return plain(401, "Sign in first", NO_SIGN_IN)
 
     def _show(
         self,
@@ -142,14 +127,12 @@ class PageRoutes:
         echo: dict[str, str] | None = None,
     ) -> Response:
         text, form = self.texts.get(link.page), self.forms.get(link.page)
-        browser = request.cookies.get(CSRF_COOKIE, "")
-        if not 20 <= len(browser) <= 64:
-            browser = secrets.token_urlsafe(24)
+        browser = browser_nonce(request, CSRF_COOKIE)
         csrf = self.signer.csrf(link.token, browser)
         question = f"<p><strong>{html.escape(link.message)}</strong></p>"
         if form is not None:
             body = question + form.render(csrf, errors or {}, echo or {})
-            response = _page(400 if errors else 200, form.title, body, raw=True)
+            response = document(400 if errors else 200, form.title, body)
         elif text is not None:
             body = (
                 f"{question}<p>{html.escape(text.text)}</p>"
@@ -158,29 +141,19 @@ class PageRoutes:
                 f'<button type="submit">{html.escape(text.button)}</button>'
                 "</form>"
             )
-            response = _page(200, text.title, body, raw=True)
+            response = document(200, text.title, body)
         else:
-            return _page(404, "Not found", "This link is not valid.")
-        response.set_cookie(
-            CSRF_COOKIE,
-            browser,
-            httponly=True,
-            secure=self.secure,
-            samesite="strict",
-            path=self.path,
+            return plain(404, "Not found", "This link is not valid.")
+        return keep_browser_nonce(
+            response, CSRF_COOKIE, browser, path=self.path, secure=self.secure
         )
-        return response
 
     async def _finish(self, request: Request, link: Link) -> Response:
-        form = await _form(request)
-        if form is None:
-            return _page(413, "Too large", "The form was too large or not a form.")
-        origin = request.headers.get("origin")
-        if origin is not None and origin != self.origin:
-            return _page(403, "Refused", "This form was sent from another site.")
-        browser = request.cookies.get(CSRF_COOKIE, "")
-        if not self.signer.csrf_ok(link.token, browser, form.get("csrf", "")):
-            return _page(403, "Refused", "Open the link again and use its button.")
+        genuine = partial(self.signer.csrf_ok, link.token)
+        again = "Open the link again and use its button."
+        form = await checked_form(request, self.origin, genuine, CSRF_COOKIE, again)
+        if isinstance(form, Response):
+            return form
         expires = link.expires_at + CLOCK_SKEW
         form_page = self.forms.get(link.page)
         if form_page is not None:  # the answer is kept (sealed) before the page is finished
@@ -191,11 +164,11 @@ class PageRoutes:
                 kept = await form_page.keep(link, submitted, expires)
             except Exception as exc:
                 store_failed("A form page's answer could not be kept", exc)
-                return _page(503, "Try again", "This page could not be finished now; try again.")
+                return plain(503, "Try again", "This page could not be finished now; try again.")
             if not kept:
-                return _page(410, "Already done", "This link was already used.")
+                return plain(410, "Already done", "This link was already used.")
         elif link.page not in self.texts:
-            return _page(404, "Not found", "This link is not valid.")
+            return plain(404, "Not found", "This link is not valid.")
         try:  # recorded before it is claimed: a claimed question is always found finished
             await self.finished.record(link.elicitation_id, link.user_tag, expires)
             first = await self.guard.claim(
@@ -203,15 +176,15 @@ class PageRoutes:
             )
         except Exception as exc:
             store_failed("A page could not be finished", exc)
-            return _page(503, "Try again", "This page could not be finished now; try again.")
+            return plain(503, "Try again", "This page could not be finished now; try again.")
         if not first:
-            return _page(410, "Already done", "This link was already used.")
+            return plain(410, "Already done", "This link was already used.")
         try:
             await announce(link.elicitation_id)
         except Exception as exc:  # the completion bus failed: the waiting call may not wake
             store_failed("A finished page could not complete its question", exc)
-            return _page(200, "Done", "Done. If your app still waits, ask it to try again.")
-        return _page(200, "Done", "Done. You can close this page and return to your app.")
+            return plain(200, "Done", "Done. If your app still waits, ask it to try again.")
+        return plain(200, "Done", "Done. You can close this page and return to your app.")
 
 
 def store_failed(what: str, exc: Exception) -> None:
@@ -224,41 +197,7 @@ def store_failed(what: str, exc: Exception) -> None:
         logger.warning("%s: the %s is unavailable (%s)", what, exc.store, exc.detail)
 
 
-async def _form(request: Request) -> dict[str, str] | None:
-    """The POSTed form, read up to `MAX_BODY` bytes; None when larger or not a form (an
-    empty body is an empty form)."""
-    declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
-        return None
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY:
-            return None
-    if not body:
-        return {}
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind != "application/x-www-form-urlencoded":
-        return None
-    try:
-        fields = parse_qs(body.decode("ascii"), max_num_fields=16, strict_parsing=False)
-    except (UnicodeDecodeError, ValueError):
-        return None
-    return {name: values[0] for name, values in fields.items() if values}
-
-
 def origin_of(url: str) -> str:
     """`scheme://host[:port]` of `url`: what a browser sends as the `Origin` of its pages."""
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}"
-
-
-def _page(status: int, title: str, body: str, *, raw: bool = False) -> HTMLResponse:
-    content = body if raw else f"<p>{html.escape(body)}</p>"
-    document = (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{html.escape(title)}</title></head>"
-        f"<body><h1>{html.escape(title)}</h1>{content}</body></html>"
-    )
-    return HTMLResponse(document, status_code=status, headers=HEADERS)

@@ -41,10 +41,12 @@ from ..state.keys import KeyRing
 from ..state.replay_guard import MemoryReplayGuard, ReplayGuard, check_replay_guard
 from ..user import User
 from .browser import SignedInCookie
+from .document import HEADERS, plain
+from .mounting import mount_routes
 from .pending_sign_in import PendingSignIns
 from .return_address import return_path, return_url
-from .routes import HEADERS, origin_of
-from .sign_in_routes import IdentityProvider, SignInRoutes, page
+from .routes import origin_of
+from .sign_in_routes import IdentityProvider, SignInRoutes
 
 DEFAULT_PATH = "/mcp-resolve/sign-in"
 DEFAULT_MAX_AGE = 3600.0
@@ -214,11 +216,11 @@ class SignIn:
         query = request.url.query
         path = return_path(request.url.path + (f"?{query}" if query else ""), self.origin)
         if path is None:
-            return page(401, "Sign in first", "Sign in to this server, then open the link again.")
+            return plain(401, "Sign in first", "Sign in to this server, then open the link again.")
         target = self.sign_in_url(path)
         if request.method in ("GET", "HEAD"):
             return RedirectResponse(target, status_code=303, headers=HEADERS)
-        return page(
+        return plain(
             401,
             "Sign in again",
             "Your sign-in to this server ended before you sent this page.",
@@ -243,18 +245,7 @@ class SignIn:
             return
         if self._routes is not None:  # for the server's start-up check of its stores
             note(server, "sign-in's replay guard", self._shared_guard)
-        custom = getattr(server, "custom_route", None)
-        router = getattr(server, "router", None)
-        if callable(custom):
-            for route in self.routes():
-                custom(route.path, methods=["GET"])(route.endpoint)
-        elif router is not None and hasattr(router, "routes"):
-            router.routes[:0] = self.routes()
-        else:
-            raise TypeError(
-                f"SignIn.mount() takes an MCPServer, a fastmcp server or a Starlette app, "
-                f"got {server!r}"
-            )
+        mount_routes(server, self.routes(), "SignIn.mount()")
         self._mounted.append(server)
 
     def _login_url(self, login_url: str) -> str:

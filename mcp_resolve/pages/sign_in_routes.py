@@ -15,7 +15,6 @@ code, the state, the verifier, the nonce or a token, and no log line does either
 
 from __future__ import annotations
 
-import html
 import logging
 import re
 from collections.abc import Callable
@@ -23,13 +22,13 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 
 from ..user import User
 from .browser import SignedInCookie
+from .document import HEADERS, plain
 from .pending_sign_in import Pending, PendingSignIns
 from .return_address import return_path, return_url
-from .routes import HEADERS
 
 logger = logging.getLogger("mcp_resolve")
 
@@ -76,7 +75,7 @@ class SignInRoutes:
         path = return_path(request.query_params.get("next", "/"), self.origin)
         if path is None:
             logger.warning("A sign-in was asked to return elsewhere than this server; refused")
-            return page(400, "Not valid", "This sign-in link is not valid.")
+            return plain(400, "Not valid", "This sign-in link is not valid.")
         pending = self.pending.new(path)
         try:
             target = await self.openid.authorization_url(
@@ -95,14 +94,15 @@ class SignInRoutes:
             pending = await self.pending.take(request, state)
         except Exception:
             logger.exception("A sign-in could not be checked (its replay guard failed)")
-            return page(503, "Try again", "Signing in is not possible right now; try again.")
+            return plain(503, "Try again", "Signing in is not possible right now; try again.")
         error = request.query_params.get("error", "")
         code = request.query_params.get("code", "")
+        response: Response
         if pending is None:
             response = (
-                page(401, "Not signed in", "You did not sign in. Open your link again to sign in.")
+                plain(401, "Not signed in", "You did not sign in. Open your link again to sign in.")
                 if error and not code  # a provider that sends its refusal without the state
-                else page(
+                else plain(
                     400,
                     "Not valid",
                     "This sign-in is not valid, has expired or was already used. "
@@ -112,7 +112,7 @@ class SignInRoutes:
         elif not code or len(code) > MAX_CODE:
             shown = error if ERROR_CODE.fullmatch(error) else "no code"
             logger.info("A sign-in was not completed at the provider (%s)", shown)
-            response = page(
+            response = plain(
                 401,
                 "Not signed in",
                 "You did not sign in.",
@@ -133,7 +133,7 @@ class SignInRoutes:
             logger.warning("A sign-in was refused: %s", failed.reason)
             if failed.retry:
                 return self._retry(path)
-            return page(
+            return plain(
                 403,
                 "Not signed in",
                 "The sign-in could not be verified.",
@@ -144,23 +144,9 @@ class SignInRoutes:
         return response
 
     def _retry(self, path: str) -> Response:
-        return page(
+        return plain(
             503,
             "Try again",
             "The sign-in service could not be reached.",
             link=(self.sign_in_url(path), "Try again"),
         )
-
-
-def page(status: int, title: str, text: str, *, link: tuple[str, str] | None = None) -> Response:
-    """A plain page with the pages' security headers, and at most one link (to sign in)."""
-    more = ""
-    if link is not None:
-        more = f'<p><a href="{html.escape(link[0])}">{html.escape(link[1])}</a></p>'
-    document = (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{html.escape(title)}</title></head>"
-        f"<body><h1>{html.escape(title)}</h1><p>{html.escape(text)}</p>{more}</body></html>"
-    )
-    return HTMLResponse(document, status_code=status, headers=HEADERS)

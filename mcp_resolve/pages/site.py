@@ -28,11 +28,12 @@ from ..state.at_most_once import CLOCK_SKEW
 from ..state.keys import KeyRing
 from ..state.replay_guard import ReplayGuard
 from ..state.seal import StateSealer
-from .browser import BrowserIdentity, SignedInCookie, SignInStep
+from .browser import BrowserIdentity, SignInStep, identity_of
 from .finished import FinishedPages, FinishedRecords, check_finished_pages
 from .form_answers import PageAnswers
 from .forms import SecretForm
 from .link import Signer, digest
+from .mounting import mount_routes
 from .page_stores import PageStores, check_answers, check_together, chosen, mounted
 from .routes import PageRoutes, PageText, origin_of
 
@@ -97,13 +98,7 @@ class Pages:
         self.path = path
         self.anonymous = bool(anonymous)
         self.sign_in = sign_in
-        self.browser: BrowserIdentity = (
-            browser
-            if browser is not None
-            else sign_in
-            if sign_in is not None
-            else SignedInCookie(keys, secure=origin.startswith("https://"), clock=clock)
-        )
+        self.browser = identity_of(browser, sign_in, keys, origin, clock)
         self.guard, self.store, self.answers = chosen(stores, guard, finished, answers)
         check_finished_pages(self.store)
         self._shared = check_together(self.guard, self.store)
@@ -203,17 +198,7 @@ class Pages:
         browser's user itself), or a Starlette app (such as the low-level `Server`'s
         `streamable_http_app()`); and the routes of its `sign_in` (once per server)."""
         mounted(server, self._shared)
-        custom = getattr(server, "custom_route", None)
-        router = getattr(server, "router", None)
-        if callable(custom):
-            custom(f"{self.path}/{{token}}", methods=["GET", "POST"])(self._endpoint.handle)
-        elif router is not None and hasattr(router, "routes"):
-            router.routes[:0] = self.routes()
-        else:
-            raise TypeError(
-                f"Pages.mount() takes an MCPServer, a fastmcp server or a Starlette app, "
-                f"got {server!r}"
-            )
+        mount_routes(server, self.routes(), "Pages.mount()")
         if self.sign_in is not None:
             self.sign_in.mount(server)
 

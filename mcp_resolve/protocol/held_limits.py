@@ -12,11 +12,15 @@ many one client may start, so each wait is admitted here first, and refused at o
   the replay guard knows, the authenticated principal, else the client's network (its
   IPv6 /64, its IPv4 address: `state.at_most_once.network_of`); a call with neither,
   stdio or in memory, counts only against the worker's bound;
-- it is unauthenticated (its owner is a network) and unauthenticated owners together
-  already hold three quarters of `max_held`: the last quarter stays for signed-in users,
-  so clients spread over many addresses cannot take every slot of a worker from them (a
-  server without MCP authorization serves only unauthenticated HTTP clients, who then
-  share those three quarters: raise `max_held` by a third to keep its capacity);
+- it is unauthenticated (its owner is a network), it came through a server that can have
+  signed-in users, and unauthenticated owners together already hold three quarters of
+  `max_held`: the last quarter stays for signed-in users, so clients spread over many
+  addresses cannot take every slot of a worker from them. A server can have signed-in
+  users when it has MCP authorization: its HTTP app authenticates every request
+  (Starlette's `AuthenticationMiddleware`, which the SDK's and fastmcp's apps install
+  with a token verifier, puts a `user` in each request's scope, signed in or not). On a
+  server without it every HTTP client is unauthenticated, and none is kept out of the
+  last quarter: there is nobody to keep it for;
 - the worker already holds `max_held` waits.
 
 The counts are the worker process's, across all its tools: each tool compares them with
@@ -69,6 +73,13 @@ def held_anonymously() -> int:
     return _anonymous
 
 
+def signs_in(request_context: Any) -> bool:
+    """Whether the server that took this request can have signed-in users: its HTTP app
+    authenticates requests (MCP authorization), so the request's scope has a `user`."""
+    scope = getattr(getattr(request_context, "request", None), "scope", None)
+    return isinstance(scope, dict) and "user" in scope
+
+
 class HeldLimits:
     """One tool's bounds on waits; `admit(...)` admits one wait or refuses it."""
 
@@ -82,7 +93,8 @@ class HeldLimits:
     ) -> None:
         self.per_worker = check_bound(max_held, "max_held")
         self.per_owner = check_bound(max_held_per_owner, "max_held_per_owner")
-        # what unauthenticated owners may hold together: all but a quarter kept for the signed in
+        # what unauthenticated owners may hold together where users can sign in: all but a
+        # quarter, kept for the signed in
         self.anonymous = self.per_worker - self.per_worker // 4
         self.principal = principal
 
@@ -101,7 +113,8 @@ class HeldLimits:
                 "comes on that request",
                 tool=tool,
             )
-        found = owner_and_kind(getattr(conn, "request_context", None), self.principal)
+        request_context = getattr(conn, "request_context", None)
+        found = owner_and_kind(request_context, self.principal)
         owner = None
         if found is not None:  # one string per owner, not one per wait, kept while held
             owner = sys.intern(found[0] if found[1] else ANONYMOUS + found[0])
@@ -116,7 +129,7 @@ class HeldLimits:
                 "try again later",
             )  # fmt: skip
         unauthenticated = owner is not None and owner[0] == ANONYMOUS
-        if unauthenticated and _anonymous >= self.anonymous:
+        if unauthenticated and _anonymous >= self.anonymous and signs_in(request_context):
             raise self._refused(
                 question, tool, "unauthenticated clients together already have",
                 f"three quarters of max_held={self.per_worker}; the rest is kept for signed-in "

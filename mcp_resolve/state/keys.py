@@ -23,12 +23,14 @@ MIN_KEY_BYTES = 32
 _INFO = b"mcp_resolve/requestState/v1/aes-256-gcm"
 _MAC_INFO = b"mcp_resolve/authenticator/v1/hmac-sha256"
 _KID_LABEL = b"mcp_resolve/requestState/v1/key-id"
-_KID = 4
-_NONCE, _TAG = 12, 16
+# What a sealed value starts with and ends with, for the seal and the key ring's cipher
+# alike: the id of the key that sealed it, the AES-GCM nonce, and (last) the GCM tag.
+KEY_ID_BYTES = 4
+NONCE_BYTES, TAG_BYTES = 12, 16
 
 
 def _key_id(derived: bytes) -> bytes:
-    return hashlib.sha256(_KID_LABEL + derived).digest()[:_KID]
+    return hashlib.sha256(_KID_LABEL + derived).digest()[:KEY_ID_BYTES]
 
 
 class KeyRing:
@@ -187,13 +189,15 @@ class FixedCipher:
             raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         except (ValueError, binascii.Error):
             return None
-        found = self._by_id.get(raw[:_KID])
-        if found is None or len(raw) < _KID + _NONCE + _TAG:
+        found = self._by_id.get(raw[:KEY_ID_BYTES])
+        if found is None or len(raw) < KEY_ID_BYTES + NONCE_BYTES + TAG_BYTES:
             return None
         aead, mac = found
-        nonce = raw[_KID : _KID + _NONCE]
+        nonce = raw[KEY_ID_BYTES : KEY_ID_BYTES + NONCE_BYTES]
         try:
-            text = aead.decrypt(nonce, raw[_KID + _NONCE :], raw[:_KID] + context)
+            text = aead.decrypt(
+                nonce, raw[KEY_ID_BYTES + NONCE_BYTES :], raw[:KEY_ID_BYTES] + context
+            )
         except InvalidTag:
             return None
         if not hmac.compare_digest(nonce, _synthetic_nonce(mac, context, text)):
@@ -203,4 +207,4 @@ class FixedCipher:
 
 def _synthetic_nonce(mac: bytes, context: bytes, text: bytes) -> bytes:
     framed = len(context).to_bytes(4, "big") + context + text
-    return hmac.new(mac, framed, hashlib.sha256).digest()[:_NONCE]
+    return hmac.new(mac, framed, hashlib.sha256).digest()[:NONCE_BYTES]

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.questions import _ACTIONS, Answer, Question
+from ..engine.questions import ACTIONS, Answer, Question
 
 
 def _recorded(answer: Answer) -> list[Any]:
@@ -128,7 +128,7 @@ class RoundState:
                 raise StateError("malformed answer")
             digest, action = item[0], item[1]
             content = item[2] if len(item) == 3 else None
-            if not isinstance(digest, str) or action not in _ACTIONS:
+            if not isinstance(digest, str) or action not in ACTIONS:
                 raise StateError("malformed answer")
             if content is not None and not isinstance(content, dict):
                 raise StateError("malformed answer")

@@ -25,7 +25,7 @@ from typing import Any, Literal, NamedTuple
 
 from cryptography.exceptions import InvalidTag
 
-from .keys import _KID, MIN_KEY_BYTES, Authenticator, KeyRing
+from .keys import KEY_ID_BYTES, MIN_KEY_BYTES, NONCE_BYTES, TAG_BYTES, Authenticator, KeyRing
 from .replay_guard import MemoryReplayGuard, ReplayGuard, check_replay_guard
 
 logger = logging.getLogger("mcp_resolve.seal")
@@ -36,7 +36,6 @@ DEFAULT_TTL = 600.0
 FUTURE_SKEW = 60.0
 MAX_TOKEN_LENGTH = 64 * 1024
 _PRINCIPAL_LABEL = b"mcp_resolve/requestState/v1/principal"
-_NONCE, _TAG = 12, 16
 _AAD_PREFIX = PREFIX.encode("ascii")
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
 _FIELDS = {"m": "method", "t": "tool", "a": "arguments", "p": "principal", "aud": "audience"}
@@ -227,7 +226,7 @@ class StateSealer:
 
     def _encrypt(self, plaintext: bytes) -> str:
         kid, aead = self._keys._keys[0]
-        nonce = os.urandom(_NONCE)
+        nonce = os.urandom(NONCE_BYTES)
         return PREFIX + _b64e(kid + nonce + aead.encrypt(nonce, plaintext, _AAD_PREFIX + kid))
 
     def _refused(self, exc: InvalidState, binding: Binding) -> InvalidState:
@@ -260,9 +259,13 @@ class StateSealer:
             raise InvalidState("malformed", "base64url") from None
         if _b64e(raw) != body:  # one token string per byte string: no malleable encodings
             raise InvalidState("malformed", "non-canonical base64url")
-        if len(raw) <= _KID + _NONCE + _TAG:
+        if len(raw) <= KEY_ID_BYTES + NONCE_BYTES + TAG_BYTES:
             raise InvalidState("malformed", "too short")
-        kid, nonce, sealed = raw[:_KID], raw[_KID : _KID + _NONCE], raw[_KID + _NONCE :]
+        kid, nonce, sealed = (
+            raw[:KEY_ID_BYTES],
+            raw[KEY_ID_BYTES : KEY_ID_BYTES + NONCE_BYTES],
+            raw[KEY_ID_BYTES + NONCE_BYTES :],
+        )
         aead = self._keys._by_id.get(kid)
         if aead is None:
             raise InvalidState(

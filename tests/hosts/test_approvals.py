@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -21,12 +20,12 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from support.approval_site import approval_site, mcp_client
-from support.oidc_provider import Provider, running_provider
+from support.oidc_provider import Provider
 from support.trust_kit import KEY, MODES
 
 from mcp_resolve import User
 from mcp_resolve.approvals import ApprovalConfigError, Approvals
-from mcp_resolve.pages import Pages, SignedInCookie
+from mcp_resolve.pages import Pages, SignedInCookie, another_user
 from mcp_resolve.protocol.shared_stores import warn_if_mixed
 from mcp_resolve.redis import RedisApprovalStore, RedisStores
 from mcp_resolve.seal import KeyRing
@@ -112,10 +111,26 @@ async def test_another_signed_in_user_cannot_open_the_approval_page(
         assert response.headers["x-frame-options"] == "DENY"
 
 
-@pytest.fixture(scope="module")
-def provider() -> Iterator[Provider]:
-    with running_provider() as running:
-        yield running
+async def test_a_token_verifier_giving_no_issuer_is_named_at_the_approval_page(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(another_user, "_told", set())  # as in a fresh process
+    async with approval_site() as site:  # its token verifier gives no issuer
+        async with mcp_client(site, "legacy", "alice", answer="decline") as client:
+            await client.call_tool("delete_repository", {"repo": "acme/web"})
+        link = site.links[-1]
+        alice = SignedInCookie(KeyRing(KEY), secure=False).value(
+            User("alice", "https://id.example")
+        )
+        async with httpx2.AsyncClient(cookies={"mcp_resolve_user": alice}) as browser:
+            refused = await browser.get(link)
+    assert refused.status_code == 403
+    assert "Not the same sign-in" in refused.text
+    told = [r.getMessage() for r in caplog.records if "no issuer" in r.getMessage()]
+    assert len(told) == 1, told
+    assert "https://id.example" in told[0]
+    assert "alice" not in told[0]
+    assert site.ran == []
 
 
 @pytest.mark.filterwarnings("ignore:get_jwt_config:DeprecationWarning")

@@ -20,6 +20,8 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server.auth.middleware.bearer_auth import RequireAuthMiddleware
+from starlette.applications import Starlette
 from support.trust_kit import BASE, HOSTS, MODERN, call, connect, serve
 from support.uvicorn_thread import serving
 
@@ -302,19 +304,15 @@ async def test_unauthenticated_clients_of_one_ipv6_64_are_one_owner(host: str) -
 
 
 async def test_unauthenticated_clients_together_leave_a_quarter_to_signed_in_users() -> None:
-    anonymous = serve("mcpserver", pay_by_card, max_held=4)  # no MCP authorization
+    # MCP authorization that also serves clients without a token (an optional sign-in)
     signed = serve("mcpserver", pay_by_card, auth=True, max_held=4)
-    open_app, auth_app = anonymous.http(), signed.http()
-    async with (
-        open_app.router.lifespan_context(open_app),
-        auth_app.router.lifespan_context(auth_app),
-        contextlib.AsyncExitStack() as stack,
-    ):
+    app = letting_anyone_in(signed.http())
+    async with app.router.lifespan_context(app), contextlib.AsyncExitStack() as stack:
         spread = [  # one client from many IPv4 addresses, each its own owner
-            await stack.enter_async_context(from_address(open_app, f"198.51.100.{n}"))
+            await stack.enter_async_context(from_address(app, f"198.51.100.{n}"))
             for n in range(1, 5)
         ]
-        alice = await stack.enter_async_context(from_address(auth_app, "203.0.113.9", "alice"))
+        alice = await stack.enter_async_context(from_address(app, "203.0.113.9", "alice"))
         async with calls() as running:
             for n, client in enumerate(spread[:3], 1):
                 running.start(client, f"s{n}")
@@ -333,3 +331,38 @@ async def test_unauthenticated_clients_together_leave_a_quarter_to_signed_in_use
             await pay("s1", "s2", "s3", "a1")
     assert sorted(running.results) == ["a1", "s1", "s2", "s3"]
     assert not any(r.is_error for r in running.results.values())
+
+
+@pytest.mark.parametrize("host", HOSTS)
+async def test_without_mcp_authorization_unauthenticated_clients_may_hold_every_slot(
+    host: str,
+) -> None:
+    served = serve(host, pay_by_card, max_held=4)  # nobody can sign in: no quarter is kept
+    app = served.http()
+    async with app.router.lifespan_context(app), contextlib.AsyncExitStack() as stack:
+        spread = [
+            await stack.enter_async_context(from_address(app, f"198.51.100.{n}"))
+            for n in range(1, 6)
+        ]
+        async with calls() as running:
+            for n, client in enumerate(spread[:4], 1):
+                running.start(client, f"s{n}")
+            await held("s1", "s2", "s3", "s4")
+            with anyio.fail_after(5):
+                over = await spread[4].call_tool("pay_by_card", {"order": "s5"})
+            assert over.is_error, over
+            assert "this worker already holds" in text_of(over)
+            assert "(max_held=4)" in text_of(over)
+            await pay("s1", "s2", "s3", "s4")
+    assert sorted(running.results) == ["s1", "s2", "s3", "s4"]
+    assert not any(r.is_error for r in running.results.values())
+
+
+def letting_anyone_in(app: Starlette) -> Starlette:
+    """`app`, which has MCP authorization, serving requests without a token too, as a
+    server with an optional sign-in does: its authentication middleware still runs (a
+    request with a token is its user's), only the endpoint's demand for a token is lifted."""
+    for route in app.routes:
+        if isinstance(getattr(route, "app", None), RequireAuthMiddleware):
+            route.app = route.app.app  # type: ignore[attr-defined]
+    return app

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import logging
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import anyio
 import httpx2
@@ -27,7 +27,7 @@ from support.oauth_site import (
     query,
     start,
 )
-from support.oidc_provider import Provider, consent, deny, running_provider
+from support.oidc_provider import Provider, consent, deny
 from support.trust_kit import MODES
 
 pytestmark = [
@@ -35,12 +35,6 @@ pytestmark = [
     # the provider (oidc-provider-mock) calls an authlib API that authlib deprecates
     pytest.mark.filterwarnings("ignore:get_jwt_config:DeprecationWarning"),
 ]
-
-
-@pytest.fixture(scope="module")
-def provider() -> Iterator[Provider]:
-    with running_provider() as running:
-        yield running
 
 
 @pytest.fixture

@@ -248,7 +248,7 @@ async def test_250_reloads_of_the_connect_page_keep_one_pending_consent_per_user
             alices = site.links[-1]
             targets = {await start(site, alices, "alice") for _ in range(250)}
             assert len(targets) == 1  # the same pending consent, reused
-            assert len(store._values) <= 4  # one consent and its index for each user
+            assert len(store._records._values) <= 4  # one consent and its index for each user
             async with browser(site, "bob") as client:
                 back = await consent(client, bobs, "bob")
                 done = await client.get(back)

@@ -14,11 +14,9 @@ from __future__ import annotations
 import os
 from typing import Annotated
 
-from mcp.server import MCPServer
-from mcp.server.request_state import RequestStateSecurity
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
-from trust_kit import AUTH, Verifier
+from trust_kit import worker_server
 
 from mcp_resolve import ElicitURL, Resolve, User
 from mcp_resolve.approvals import Approval, Approvals
@@ -39,14 +37,7 @@ approvals = Approvals(
     store=RedisApprovalStore(REDIS, audience=NAME),
 )
 
-mcp = MCPServer(
-    NAME,
-    auth=AUTH,
-    token_verifier=Verifier(),
-    request_state_security=RequestStateSecurity(
-        keys=[k.strip() for k in os.environ["MCP_RESOLVE_STATE_KEYS"].split(",")]
-    ),
-)
+mcp = worker_server(NAME)
 
 
 async def deletion(repo: str) -> Approval | ElicitURL:

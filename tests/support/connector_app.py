@@ -16,9 +16,7 @@ import os
 from typing import Annotated
 
 import httpx2
-from mcp.server import MCPServer
-from mcp.server.request_state import RequestStateSecurity
-from trust_kit import AUTH, Verifier
+from trust_kit import worker_server
 
 from mcp_resolve import Resolve
 from mcp_resolve.mcp import resolved, use_completion_bus
@@ -47,14 +45,7 @@ tracker = OAuthProvider(
     token_url=f"{SERVER}/token",
     scopes=["read"],
 )
-mcp = MCPServer(
-    NAME,
-    auth=AUTH,
-    token_verifier=Verifier(),
-    request_state_security=RequestStateSecurity(
-        keys=[k.strip() for k in os.environ["MCP_RESOLVE_STATE_KEYS"].split(",")]
-    ),
-)
+mcp = worker_server(NAME)
 http = httpx2.AsyncClient()
 
 

@@ -120,13 +120,16 @@ async def oauth_site(provider: Provider, host: str = "mcpserver") -> AsyncIterat
 
 
 class Recording(httpx2.AsyncBaseTransport):
-    """The MCP client's HTTP traffic, both ways, kept whole (streamed answers too)."""
+    """The MCP client's HTTP traffic, both ways, kept whole (streamed answers too), and
+    the read timeout each request was sent with."""
 
     def __init__(self) -> None:
         self.inner = httpx2.AsyncHTTPTransport()
         self.seen = bytearray()
+        self.read_timeouts: set[float | None] = set()
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        self.read_timeouts.add(request.extensions.get("timeout", {}).get("read"))
         self.seen += await request.aread()
         response = await self.inner.handle_async_request(request)
         return httpx2.Response(

@@ -13,10 +13,8 @@ from __future__ import annotations
 import os
 from typing import Annotated
 
-from mcp.server import MCPServer
-from mcp.server.request_state import RequestStateSecurity
 from pydantic import BaseModel, SecretStr
-from trust_kit import AUTH, Verifier
+from trust_kit import worker_server
 
 from mcp_resolve import ElicitURL, Resolve
 from mcp_resolve.mcp import resolved, use_completion_bus
@@ -58,14 +56,7 @@ async def approval(order: str) -> str | ElicitURL:
     return question
 
 
-mcp = MCPServer(
-    NAME,
-    auth=AUTH,
-    token_verifier=Verifier(),
-    request_state_security=RequestStateSecurity(
-        keys=[k.strip() for k in os.environ["MCP_RESOLVE_STATE_KEYS"].split(",")]
-    ),
-)
+mcp = worker_server(NAME)
 
 
 @mcp.tool()

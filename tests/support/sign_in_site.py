@@ -74,8 +74,9 @@ class ProviderTokens:
     """The MCP server's token verifier: a bearer token is valid when the provider's
     userinfo accepts it; its user is the provider's `sub`, issued by the provider."""
 
-    def __init__(self, provider: Provider) -> None:
+    def __init__(self, provider: Provider, issuer: bool = True) -> None:
         self.provider = provider
+        self.issuer = issuer  # False: a verifier that gives no `iss` (a misconfiguration)
         self.known: dict[str, str] = {}
 
     async def verify_token(self, token: str) -> AccessToken | None:
@@ -84,13 +85,15 @@ class ProviderTokens:
             if answer.status_code != 200:
                 return None
             self.known[token] = str(answer.json()["sub"])
-        claims = {"iss": self.provider.base}
+        claims = {"iss": self.provider.base} if self.issuer else {}
         return AccessToken(
             token=token, client_id=APP_CLIENT, scopes=[], subject=self.known[token], claims=claims
         )
 
 
-def build(provider: Provider, base: str, clock: Clock, login: bool) -> tuple[Any, Site]:
+def build(
+    provider: Provider, base: str, clock: Clock, login: bool, issuer: bool = True
+) -> tuple[Any, Site]:
     keys = KeyRing(KEY)
     if login:
         sign_in = SignIn(keys, base, login_url="/login", clock=clock)
@@ -145,7 +148,7 @@ def build(provider: Provider, base: str, clock: Clock, login: bool) -> tuple[Any
             resource_server_url=f"{base}/mcp",
             validate_token_resource=False,  # the provider's tokens name no resource
         ),
-        token_verifier=ProviderTokens(provider),
+        token_verifier=ProviderTokens(provider, issuer),
         request_state_security=RequestStateSecurity(keys=[KEY]),
     )
     for tool in (approve, connect, whoami):
@@ -183,10 +186,13 @@ def own_login(sign_in: SignIn, provider: Provider) -> Callable[[Request], Any]:
 
 
 @contextlib.asynccontextmanager
-async def sign_in_site(provider: Provider, *, login: bool = False) -> AsyncIterator[Site]:
+async def sign_in_site(
+    provider: Provider, *, login: bool = False, issuer: bool = True
+) -> AsyncIterator[Site]:
+    """The site on a free port; `issuer=False` gives its token verifier no `iss`."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    app, site = build(provider, base, Clock(), login)
+    app, site = build(provider, base, Clock(), login, issuer)
     async with serving(app, port):
         yield site
 

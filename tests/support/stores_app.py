@@ -15,8 +15,7 @@ import os
 from typing import Annotated
 
 import httpx2
-from mcp.server.request_state import RequestStateSecurity
-from trust_kit import AUTH, Verifier
+from trust_kit import worker_server
 
 from mcp_resolve import ElicitURL, Resolve, User
 from mcp_resolve.mcp import ResolvingMCPServer
@@ -44,14 +43,7 @@ idp = OAuthProvider(
     token_url=f"{PROVIDER}/oauth2/token",
     scopes=["openid", "profile"],
 )
-mcp = ResolvingMCPServer(
-    NAME,
-    auth=AUTH,
-    token_verifier=Verifier(),
-    request_state_security=RequestStateSecurity(
-        keys=[k.strip() for k in os.environ["MCP_RESOLVE_STATE_KEYS"].split(",")]
-    ),
-)
+mcp = worker_server(NAME, ResolvingMCPServer)
 
 
 async def approval(order: str) -> str | ElicitURL:

@@ -11,6 +11,7 @@ the official SDK's `Client` on it: in memory, or, with a `user`, over Streamable
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -61,6 +62,19 @@ AUTH = AuthSettings(
     resource_server_url=f"{BASE}/mcp",
     validate_token_resource=False,
 )
+
+
+def worker_server(name: str, kind: type[MCPServer] = MCPServer) -> Any:
+    """A worker process's `MCPServer` (or `kind`), under the kit's MCP authorization (every
+    bearer token names its user) and sealing with the keys every worker is given in
+    `MCP_RESOLVE_STATE_KEYS`: what the apps of tests/deploy/ run behind their balancer."""
+    keys = [k.strip() for k in os.environ["MCP_RESOLVE_STATE_KEYS"].split(",")]
+    return kind(
+        name,
+        auth=AUTH,
+        token_verifier=Verifier(),
+        request_state_security=RequestStateSecurity(keys=keys),
+    )
 
 
 @dataclass

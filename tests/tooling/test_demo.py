@@ -147,7 +147,7 @@ async def test_the_approval_section_says_what_it_lacks_and_is_skipped(
 ) -> None:
     monkeypatch.setenv("PATH", "/nowhere")  # no chromium, no chromium-driver
     section = next(s for s in demo.run.SECTIONS["legacy"] if s.passkey)
-    await demo.run.approved(section, "legacy", interactive=False)
+    await demo.run.signed_in(section, "legacy", interactive=False)
     said = capsys.readouterr().out
     assert said.startswith("    (not shown: it needs chromium (apt-get install chromium ")
     assert "chromedriver" in said

@@ -54,6 +54,7 @@ async def test_the_token_and_the_key_come_through_the_browser_never_the_client(
     assert b"/mcp-resolve/oauth/connect/" in wire.seen  # what the client was given: links
     assert b"access_token" not in wire.seen
     assert b"refresh_token" not in wire.seen
+    assert wire.read_timeouts == {300}  # the SDK's own, not httpx's 5 s, while the call waits
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from support.approval_site import ApprovalSite, approval_site, mcp_client
 from support.browser import Browser, chromium
-from support.oidc_provider import Provider, running_provider
+from support.oidc_provider import Provider
 from support.passkey_browser import (
     add_passkey,
     approve,
@@ -48,12 +48,6 @@ pytestmark = [
 async def site() -> AsyncIterator[ApprovalSite]:
     async with approval_site() as served:
         yield served
-
-
-@pytest.fixture(scope="module")
-def provider() -> Iterator[Provider]:
-    with running_provider() as running:
-        yield running
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import anyio
 import mcp_types as types
 import pytest
 from support.auth_server import AuthServer, running_auth_server
-from support.browser import Browser, chromium
+from support.browser import Browser
 from support.connector_site import Connector, connector_site
 from support.oauth_site import mcp_client
 
@@ -33,12 +33,6 @@ def auth() -> Iterator[AuthServer]:
 async def site(auth: AuthServer) -> AsyncIterator[Connector]:
     async with connector_site(auth) as running:
         yield running
-
-
-@pytest.fixture
-def browser() -> Iterator[Browser]:
-    with chromium() as opened:
-        yield opened
 
 
 async def test_the_user_sees_the_connection_and_disconnects_it_in_the_browser(

@@ -11,7 +11,7 @@ fail, saying so (they never skip)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -20,9 +20,9 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from support.browser import Browser, chromium
+from support.browser import Browser
 from support.oauth_site import Recording, Site, mcp_client, oauth_site
-from support.oidc_provider import Provider, running_provider
+from support.oidc_provider import Provider
 from support.trust_kit import MODES
 
 from mcp_resolve.demo import accounts
@@ -35,22 +35,10 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(scope="module")
-def provider() -> Iterator[Provider]:
-    with running_provider() as running:
-        yield running
-
-
 @pytest.fixture
 async def site(provider: Provider) -> AsyncIterator[Site]:
     async with oauth_site(provider) as running:
         yield running
-
-
-@pytest.fixture
-def browser() -> Iterator[Browser]:
-    with chromium() as opened:
-        yield opened
 
 
 async def sign_in(browser: Browser, site: Site, user: str) -> None:

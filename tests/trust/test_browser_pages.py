@@ -8,12 +8,12 @@ fail, saying so (they never skip)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import anyio
 import mcp_types as types
 import pytest
-from support.browser import Browser, chromium
+from support.browser import Browser
 from support.secret_site import TTL, SecretSite, mcp_client, secret_site
 from support.trust_kit import MODES
 
@@ -26,12 +26,6 @@ SECRET = "sk-live-browser-5b1e77c2"
 async def site() -> AsyncIterator[SecretSite]:
     async with secret_site() as served:
         yield served
-
-
-@pytest.fixture
-def browser() -> Iterator[Browser]:
-    with chromium() as opened:
-        yield opened
 
 
 async def sign_in(browser: Browser, site: SecretSite, user: str) -> None:

@@ -11,14 +11,14 @@ fail, saying so (they never skip)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
-from support.browser import Browser, chromium
-from support.oidc_provider import Provider, running_provider
+from support.browser import Browser
+from support.oidc_provider import Provider
 from support.sign_in_site import Site, a_link, mcp_client, sign_in_site
 from support.trust_kit import MODES
 
@@ -30,22 +30,10 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(scope="module")
-def provider() -> Iterator[Provider]:
-    with running_provider() as running:
-        yield running
-
-
 @pytest.fixture
 async def site(provider: Provider) -> AsyncIterator[Site]:
     async with sign_in_site(provider) as running:
         yield running
-
-
-@pytest.fixture
-def browser() -> Iterator[Browser]:
-    with chromium() as opened:
-        yield opened
 
 
 async def sign_in_at_the_provider(browser: Browser, site: Site, sub: str) -> None:

@@ -193,7 +193,7 @@ async def test_what_is_kept_for_the_resolver_is_sealed(site: SecretSite) -> None
     link = await a_link(site)
     async with browser(site, "alice") as alice:
         await submit(alice, link, api_key=SECRET, project="WEB")
-    kept = list(site.pages.answers._kept.values())  # type: ignore[attr-defined]
+    kept = list(site.pages.answers._records._values.values())  # type: ignore[attr-defined]
     assert len(kept) == 1
     assert SECRET not in kept[0][0]
     assert "WEB" not in kept[0][0]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from urllib.parse import quote
 
 import httpx2
@@ -25,14 +25,14 @@ from starlette.responses import Response
 from starlette.routing import Route
 from support.live_server import serving
 from support.load_balancer import free_port
-from support.oidc_provider import Provider, consent, deny, running_provider
+from support.oidc_provider import Provider, consent, deny
 from support.secret_site import mcp_client as secret_client
 from support.secret_site import secret_site
 from support.sign_in_site import Site, a_link, query, sign_in_site
 
 from mcp_resolve import User
 from mcp_resolve.mcp import ResolvingMCPServer
-from mcp_resolve.pages import Pages, SignIn, SignInConfigError
+from mcp_resolve.pages import Pages, SignIn, SignInConfigError, another_user
 from mcp_resolve.pages.openid import OpenIDConnect
 from mcp_resolve.pages.pending_sign_in import COOKIE_PREFIX
 from mcp_resolve.redis import RedisStores
@@ -60,12 +60,6 @@ NOT_HERE = [
     "x/y",
     "/caf\u00e9",
 ]
-
-
-@pytest.fixture(scope="module")
-def provider() -> Iterator[Provider]:
-    with running_provider() as running:
-        yield running
 
 
 @pytest.fixture
@@ -334,6 +328,37 @@ async def test_nothing_secret_is_logged_or_shown(
         assert secret not in ours
         assert not any(secret in text for text in seen)
     assert "A sign-in was refused" in ours
+
+
+@pytest.mark.parametrize(("tool", "arguments"), [("approve", {"order": "8"}), ("whoami", {})])
+async def test_a_token_verifier_giving_no_issuer_is_named_not_taken_for_another_user(
+    provider: Provider,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    tool: str,
+    arguments: dict[str, str],
+) -> None:
+    """The MCP user is `User("alice", None)`, the browser's `User("alice", issuer)`: each
+    page refuses her, and says why, and the operator reads which setting to fix, once."""
+    monkeypatch.setattr(another_user, "_told", set())  # as in a fresh process
+    async with sign_in_site(provider, issuer=False) as site:
+        link = await a_link(site, tool, arguments)
+        with caplog.at_level(logging.WARNING, logger="mcp_resolve"):
+            async with browser() as client:
+                authorize = await to_provider(client, site, link)
+                done = await client.get(await consent(client, authorize, "alice"))
+                assert done.headers["location"] == link
+                refused = [await client.get(link) for _ in range(2)]
+    for page in refused:
+        assert page.status_code == 403
+        assert "Not the same sign-in" in page.text
+        assert "token verifier give each token&#x27;s issuer" in page.text
+    told = [r.getMessage() for r in caplog.records if "no issuer" in r.getMessage()]
+    assert len(told) == 1, told
+    assert 'AccessToken(claims={"iss": ...})' in told[0]
+    assert site.provider.base in told[0]
+    assert "alice" not in told[0]
+    assert not any("another user" in r.getMessage() for r in caplog.records)
 
 
 def test_a_sign_in_that_could_not_be_kept_safe_is_refused_when_built() -> None:
