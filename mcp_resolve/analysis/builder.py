@@ -111,7 +111,6 @@ class _Builder(ParameterReader):
         super().__init__(tool, kind, context_types, problems)
         self.fn = fn
         self.overrides = overrides or {}
-        self.key_sources: dict[int, Callable[..., Any]] = {}  # replaced: key from the original
         self.nodes: dict[object, Node] = {}
         self.order: list[object] = []
         self.stack: list[tuple[object, str]] = []
@@ -220,7 +219,7 @@ class _Builder(ParameterReader):
         declare_blocking(node, marker, self.problem)
         self.bases[node_id] = base
         if fn is not marker.fn:
-            self.key_sources[id(node)] = marker.fn
+            node.replaces = marker.fn
         self.nodes[node_id] = node
         self.stack.append((node_id, consumer_param))
         self.analyse(node)
@@ -366,7 +365,7 @@ class _Builder(ParameterReader):
     def finish(self) -> tuple[Node, ...]:
         """Number the nodes by (level, discovery order), assign keys and dependents."""
         ordered = number([self.nodes[n] for n in self.order], self.nodes)
-        for first, second, key in assign_keys(ordered, self.key_sources):
+        for first, second, key in assign_keys(ordered):
             self.problem(
                 f"resolvers {first!r} and {second!r} share the question key {key!r}",
                 fix="give each resolver its own key",
