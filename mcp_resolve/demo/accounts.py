@@ -32,7 +32,7 @@ from mcp import Client
 from mcp.client import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 
-from .processes import free_port, http_server
+from .processes import entered_in_thread, free_port, http_server
 
 USER = "alice"
 NOTIFIER_KEY = "ntf_live_" + "7c41e09b2d5f"  # what the user types on the page
@@ -186,7 +186,7 @@ async def signed_in_client(
     """The example on Streamable HTTP beside a local OpenID provider; the user's MCP client
     (with an MCP access token naming the user) and their browser, signed in. `wire` is the
     MCP client's HTTP transport (a test's, to read every message)."""
-    with served(server) as (url, mcp_token):
+    async with entered_in_thread(served(server)) as (url, mcp_token):
         browser = UsersBrowser(url.removesuffix("/mcp"))
         try:
             await anyio.to_thread.run_sync(browser.sign_in, mcp_token)

@@ -38,7 +38,7 @@ from mcp.client.session import ElicitationFnT, SamplingFnT
 from mcp.shared.exceptions import MCPError
 
 from .accounts import missing, signed_in_client
-from .processes import example_names, example_path, http_server
+from .processes import async_http_server, example_names, example_path
 from .terminal import Dismissed, fill_form
 
 
@@ -226,7 +226,7 @@ async def connect(
         callbacks["sampling_callback"] = make_sampling(interactive)
     if webhook:  # the provider reaches the server over HTTP, whatever the client's transport
         secret = secrets.token_urlsafe(32)
-        with http_server(server, env={"BISTRO_WEBHOOK_SECRET": secret}) as url:
+        async with async_http_server(server, env={"BISTRO_WEBHOOK_SECRET": secret}) as url:
             callbacks["elicitation_callback"] = make_callback(
                 interactive, PaymentProvider(url, secret)
             )
@@ -234,13 +234,13 @@ async def connect(
                 yield client
         return
     if transport == "stdio":
-        params = StdioServerParameters(command=sys.executable, args=[str(example_path(server))])
+        path = await anyio.to_thread.run_sync(example_path, server)  # it looks at the disk
+        params = StdioServerParameters(command=sys.executable, args=[str(path)])
         async with Client(params, mode=mode, **callbacks) as client:
             yield client
         return
-    with http_server(server) as url:
-        async with Client(url, mode=mode, **callbacks) as client:
-            yield client
+    async with async_http_server(server) as url, Client(url, mode=mode, **callbacks) as client:
+        yield client
 
 
 async def run(transports: list[str], modes: list[str], interactive: bool) -> None:
