@@ -49,10 +49,20 @@ def blockbuster() -> Iterator[BlockBuster]:
     # without this allowance, that ordinary imports, scripts and loaders need no disk.
     for call in ("os.path.abspath", "os.stat", "os.readlink"):
         buster.functions[call].can_block_in("mcp_resolve/analysis/package_names.py", "_on_disk")
-    # fastmcp reads pydocket's installed version (package metadata on disk) once per process,
-    # when a server with the tasks extension first starts; fastmcp's call, not ours.
-    for call in ("os.stat", "os.listdir", "os.scandir", "io.TextIOWrapper.read"):
-        buster.functions[call].can_block_in("fastmcp/server/dependencies.py", "is_docket_available")
+    # Libraries that read an installed package's metadata from disk once per process, cached:
+    # redis-py its own version, on its first connection (redis/utils.py); fastmcp pydocket's,
+    # when a server with the tasks extension first starts. Theirs, not ours.
+    for function in buster.functions.values():
+        function.can_block_in("redis/utils.py", "get_lib_version")
+        function.can_block_in("fastmcp/server/dependencies.py", "is_docket_available")
+    # fastmcp-tasks reads its settings (the environment, and a .env file through
+    # pydantic-settings) when its extension is built, as `ResolvingTasks(...)` does.
+    for function in buster.functions.values():
+        function.can_block_in("fastmcp_tasks/extension.py", "__init__")
+    # A test server's generator resolver records its cleanup with a plain write, which no
+    # cancellation can stop, so the record shows the cleanup ran however its leg ended.
+    for call in ("io.TextIOWrapper.write", "io.BufferedWriter.write"):
+        buster.functions[call].can_block_in("tests/support/tasks_server.py", "connection")
     buster.activate()
     try:
         yield buster
