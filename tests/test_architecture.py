@@ -45,9 +45,10 @@ AUTHORING = {
     "sdk_phrases",
     "unwrapped",
     "user",
+    "idempotency",
 }
 FOLDERS = {"analysis", "plan", "engine", "state", "protocol", "pages", "hosts"}
-FACADES = {"seal", "mcp", "lowlevel", "fastmcp", "redis", "tasks", "oauth"}
+FACADES = {"seal", "mcp", "lowlevel", "fastmcp", "redis", "tasks", "oauth", "approvals"}
 TOOLING = {"testing", "cli", "demo", "__main__"}
 SDK_PACKAGES = {"mcp", "mcp_types", "fastmcp", "fastmcp_tasks", "docket"}
 
@@ -192,6 +193,7 @@ SAME_CONCEPT = {
     "overrides": "the substitution table (analysis) and the testing kit's way to fill it",
     "replay_guard": "the guard's protocol and memory store (state) and its Redis store",
     "plan": "the layer and the plan it compiles",
+    "approval_store": "the approvals' store protocol and memory store, and its Redis store",
 }
 
 

@@ -46,9 +46,10 @@ async def my_issues(token: Annotated[ProviderToken, Resolve(tracker_token)]) -> 
 
 
 async def confirmed(issue: str) -> str | ElicitURL:
-    if await pages.finished(f"close-{issue}"):
+    question = pages.ask(f"Confirm closing issue {issue} in your browser", ref=f"close-{issue}")
+    if await pages.finished(question):
         return "confirmed"
-    return pages.ask(f"Confirm closing issue {issue} in your browser", ref=f"close-{issue}")
+    return question
 
 
 async def close_issue(issue: str, confirmation: Annotated[str, Resolve(confirmed)]) -> str:

@@ -18,6 +18,7 @@ from typing_extensions import Unpack
 
 from ..client_requests import KINDS, Kind, ListRoots, Sample
 from ..errors import FunctionKind, InvalidSignature
+from ..idempotency import IdempotencyKey
 from ..markers import Elicit, ElicitURL, Resolve
 from ..schema import render_elicitation_schema
 from ..sdk_phrases import cycle, two_questions, unfillable
@@ -38,7 +39,8 @@ from .nodes import (
 )
 from .ordering import assign_keys, number
 from .overrides import Substitutions
-from .parameters import ParameterReader, Stop
+from .parameters import ParameterReader, Stop, first_line
+from .recorded import check_recorded, declare_once
 from .scopes import check_scopes, settle_app_nodes, take_scope
 
 _EMPTY = inspect.Parameter.empty
@@ -195,6 +197,7 @@ class _Builder(ParameterReader):
         if existing is not None:
             take_scope(existing, marker, self.problem, first=False)
             declare_blocking(existing, marker, self.problem)
+            declare_once(existing, marker)
             if marker.key is not None and existing.explicit_key not in (None, marker.key):
                 self.problem(
                     f"is given two keys, {existing.explicit_key!r} and {marker.key!r}",
@@ -217,6 +220,7 @@ class _Builder(ParameterReader):
         node.explicit_key = marker.key
         take_scope(node, marker, self.problem, first=True)
         declare_blocking(node, marker, self.problem)
+        declare_once(node, marker)
         self.bases[node_id] = base
         if fn is not marker.fn:
             node.replaces = marker.fn
@@ -264,6 +268,9 @@ class _Builder(ParameterReader):
                 continue
             if annotation is User:
                 node.user_params.append(param.name)
+                continue
+            if annotation is IdempotencyKey:
+                node.key_params.append(param.name)
                 continue
             marker, inner = self.marker(annotation, node.name, param.name, param.default)
             if marker is not None:
@@ -371,6 +378,8 @@ class _Builder(ParameterReader):
                 fix="give each resolver its own key",
             )
         check_scopes(ordered, self.problem)
+        originals = {id(n): n.replaces for n in ordered if n.replaces is not None}
+        check_recorded(ordered, self.problem, self.hints, originals)
         settle_app_nodes(ordered)
         settle_inline_nodes(ordered)
         return tuple(node.freeze() for node in ordered)
@@ -386,8 +395,3 @@ def declared_model(annotation: Any) -> type[BaseModel] | None:
     if isinstance(model, type) and model is not BaseModel:
         return model
     return None
-
-
-def first_line(exc: BaseException) -> str:
-    """An exception's message without the lines pydantic adds (a link to its docs)."""
-    return (str(exc).strip().splitlines() or [""])[0]

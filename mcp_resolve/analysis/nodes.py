@@ -41,6 +41,14 @@ class Node:
     user-scoped resolver (`user`) is kept in a scope too (`app` is set: a lookup, not a
     run), per signed-in user for at most `ttl` seconds; `user_params` are its
     parameters that receive the `User`.
+
+    A resolver declared `Resolve(fn, once=True)` is `once`: a call records its value the
+    first time it is computed, and later rounds of the call settle it from the record
+    instead of running it; `record` is the pydantic adapter that writes the value as JSON
+    and reads it back, and `exact`, for the declared types that allow it, tells without
+    reading back whether a value will come back the same (`exact_values`). `key_params`
+    are its parameters (of any per-call resolver) that receive the call's
+    `IdempotencyKey` for it.
     """
 
     __slots__ = (
@@ -56,6 +64,7 @@ class Node:
         "dependents",
         "deps",
         "eager",
+        "exact",
         "explicit_key",
         "fn",
         "has_params",
@@ -63,11 +72,14 @@ class Node:
         "inline",
         "is_async",
         "key",
+        "key_params",
         "kind",
         "level",
         "name",
+        "once",
         "parameter",
         "pending_deps",
+        "record",
         "replaces",
         "schema",
         "suspends",
@@ -101,6 +113,10 @@ class Node:
         self.context_params: list[str] = []
         self.capability_params: list[str] = []  # receive the client's declared capabilities
         self.user_params: list[str] = []  # receive the signed-in `User` (user scope only)
+        self.key_params: list[str] = []  # receive the call's `IdempotencyKey` for this resolver
+        self.once = False  # recorded: run at most once per call, across rounds and workers
+        self.record: Any = None  # once: the pydantic TypeAdapter of its declared value
+        self.exact: Callable[[Any], bool] | None = None  # once: its exact test, if it has one
         self.argument_params: list[tuple[str, str]] = []
         self.pending_deps: list[tuple[str, object, Convert, frozenset[type] | None]] = []
         self.unbound: list[inspect.Parameter] = []
@@ -120,6 +136,7 @@ class Node:
             or self.argument_params
             or self.dep_params
             or self.user_params
+            or self.key_params
         )
         self.pending_deps = []
         self.unbound = []

@@ -138,3 +138,8 @@ class ParameterReader:
 def _unchanged(value: Any) -> Any:
     """The converter of an edge whose annotation was refused (the graph is not built)."""
     return value
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's message without the lines pydantic adds (a link to its docs)."""
+    return (str(exc).strip().splitlines() or [""])[0]

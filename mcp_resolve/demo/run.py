@@ -39,6 +39,8 @@ from mcp.shared.exceptions import MCPError
 
 from .accounts import missing, signed_in_client
 from .processes import async_http_server, example_names, example_path
+from .repositories import approving_client
+from .repositories import missing as passkeys_missing
 from .terminal import Dismissed, fill_form
 
 
@@ -52,6 +54,7 @@ class Section:
     sampling: bool = True  # whether the client lends its LLM (declares sampling)
     webhook: bool = False  # over HTTP whatever the transport: a payment provider reports to it
     browser: bool = False  # over HTTP whatever the transport: a signed-in user's browser acts
+    passkey: bool = False  # the same, with chromium and its virtual authenticator
 
 
 BOOKING = {"date": "2025-12-25", "party_size": 2}
@@ -108,6 +111,12 @@ SECTIONS: dict[str, list[Section]] = {
             "accounts: a tracker token by OAuth in the browser, an API key on the server's page",
             (("my_issues", {}), ("remind", {"issue": 12})),
             browser=True,
+        ),
+        Section(
+            "repositories",
+            "approvals: deleting a repository waits for the user's passkey on the server's page",
+            (("delete_repository", {"repo": "acme/web"}),),
+            passkey=True,
         ),
     ]
     for mode in ("legacy", "2026-07-28")
@@ -252,6 +261,9 @@ async def run(transports: list[str], modes: list[str], interactive: bool) -> Non
                 if section.browser:
                     await signed_in(section, mode, interactive)
                     continue
+                if section.passkey:
+                    await approved(section, mode, interactive)
+                    continue
                 async with connect(
                     section.server, transport, mode, interactive, section.sampling, section.webhook
                 ) as client:
@@ -266,6 +278,17 @@ async def signed_in(section: Section, mode: str, interactive: bool) -> None:
         print(f"    (not shown: it needs {', '.join(lacking)}: pip install 'mcp-resolve[demo]')")
         return
     async with signed_in_client(section.server, mode, interactive) as (client, browser):
+        for tool, arguments in section.calls:
+            await tell(client, tool, arguments, settle=browser.settle)
+
+
+async def approved(section: Section, mode: str, interactive: bool) -> None:
+    """A section whose signed-in user approves on the server's page with a passkey."""
+    lacking = passkeys_missing()
+    if lacking:
+        print(f"    (not shown: it needs {', '.join(lacking)})")
+        return
+    async with approving_client(section.server, mode, interactive) as (client, browser):
         for tool, arguments in section.calls:
             await tell(client, tool, arguments, settle=browser.settle)
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from pydantic import BaseModel
 
 from ..client_requests import KINDS, AnyQuestion, Kind, ListRoots, Sample
 from ..errors import ResolutionError
@@ -103,9 +106,33 @@ def question_digest(request: AnyQuestion) -> str:
     """A short, stable fingerprint of the rendered question (not a secret, not a MAC).
 
     Canonical JSON with `ensure_ascii` so the same question hashes alike on every platform
-    and Python version; 96 bits is ample to tell two wordings apart.
+    and Python version; 96 bits is ample to tell two wordings apart. A form's is written
+    from its message and its schema's canonical text, kept per model class (`_form_schema`):
+    the same bytes as the whole question's canonical JSON, without rendering the schema
+    again (a deep copy, about 10 µs) on every round that asks it.
     """
-    canonical = json.dumps(
-        render_question(request), sort_keys=True, separators=(",", ":"), ensure_ascii=True
-    )
+    if type(request) is Elicit:
+        canonical = (
+            f'{{"message":{json.dumps(request.message, ensure_ascii=True)},"mode":"form",'
+            f'"requestedSchema":{_form_schema(request.schema)}}}'
+        )
+    else:
+        canonical = _canonical(render_question(request))
     return hashlib.blake2b(canonical.encode("ascii"), digest_size=12).hexdigest()
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+_schemas: weakref.WeakKeyDictionary[type[BaseModel], str] = weakref.WeakKeyDictionary()
+
+
+def _form_schema(model: type[BaseModel]) -> str:
+    """The canonical JSON of `model`'s form schema. Kept per class, weakly (a dynamic form's
+    model is collected with its entry), as `render_elicitation_schema` keeps the schema
+    itself: a model's fields are fixed once it is built."""
+    text = _schemas.get(model)
+    if text is None:
+        text = _schemas[model] = _canonical(render_elicitation_schema(model))
+    return text

@@ -86,13 +86,17 @@ def uvicorn_worker(
 
 @contextmanager
 def haproxy(
-    workers: list[str], config: Path = CONFIG, settings: Mapping[str, str] | None = None
+    workers: list[str],
+    config: Path = CONFIG,
+    settings: Mapping[str, str] | None = None,
+    port: int | None = None,
 ) -> Iterator[str]:
     """HAProxy running `config` in front of two `workers`; yields the address it listens on.
     `settings`: more of the environment variables the file reads. Every client of a test is
     127.0.0.1, one source address: the limit on new legacy sessions (`MCP_LB_NEW_SESSIONS`,
     60 a minute by default) is raised here unless a test sets it (tests/deploy/
-    test_session_limit.py does), so a fast run of many tests is not refused with 429."""
+    test_session_limit.py does), so a fast run of many tests is not refused with 429.
+    `port`: the one to listen on, when the workers must know it first (their public URL)."""
     # Debian installs it in /usr/sbin, which a user's PATH may not hold.
     binary = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/usr/local/sbin")
     if binary is None:
@@ -100,7 +104,7 @@ def haproxy(
             "haproxy is not installed: run `make test` (it installs the Debian package "
             "haproxy) or `apt-get install haproxy`"
         )
-    port = free_port()
+    port = port or free_port()
     env = {
         **os.environ,
         "MCP_LB_BIND": f"127.0.0.1:{port}",

@@ -6,7 +6,8 @@
 // MODULES is the node_modules folder `make typescript` fills; SCENARIO_JSON holds `url`,
 // `negotiation` ("legacy", the client's default, or "auto"), `tool`, `arguments`,
 // `replies` (the user's answers to elicitation/create, in turn), `capabilities` and,
-// optionally, `timeoutMs` (the call's request timeout). Prints one JSON line per question
+// optionally, `timeoutMs` (the call's request timeout) and `headers` (sent with every
+// request, e.g. a bearer token). Prints one JSON line per question
 // asked ({"asked": params}, at once, so the test can act while the call waits), then
 // {"done": {version, result, sent}} or {"failed": {name, code, message, sent}}, `sent` being
 // the methods the client posted.
@@ -44,7 +45,8 @@ const watching = async (input, init) => {
   return fetch(input, init);
 };
 try {
-  await client.connect(new StreamableHTTPClientTransport(new URL(scenario.url), { fetch: watching }));
+  const requestInit = scenario.headers ? { headers: scenario.headers } : undefined;
+  await client.connect(new StreamableHTTPClientTransport(new URL(scenario.url), { fetch: watching, requestInit }));
   const request = { name: scenario.tool, arguments: scenario.arguments ?? {} };
   const callOptions = scenario.timeoutMs ? { timeout: scenario.timeoutMs } : undefined;
   const result = await client.callTool(request, callOptions);

@@ -101,6 +101,8 @@ def test_the_demo_shows_accounts_a_token_by_oauth_and_a_key_on_a_page(out: str) 
     )
     consented = (
         "    > accept\n"
+        "    (not signed in: the link sends the browser to sign in at the provider's screen"
+        " 'Authorize Client'; alice signs in, and it is back at the link)\n"
         "    (the browser: the connect page sends it to the tracker's screen 'Authorize Client')\n"
         "    (at the tracker, alice signs in and consents; the callback answers 200 Connected)\n"
         "    = #12 alice: the login page is slow; #15 alice: export to CSV\n"
@@ -111,7 +113,7 @@ def test_the_demo_shows_accounts_a_token_by_oauth_and_a_key_on_a_page(out: str) 
         " the page answers 200 Done)\n"
         "    = Reminded alice about #12 (sent through the notifier with your key).\n"
     )
-    signed_in = "    (alice's browser is signed in; her MCP client holds a token naming her)\n"
+    signed_in = "    (alice's MCP client holds a token naming her; her browser is not signed in)\n"
     assert out.count(signed_in + "  my_issues()\n" + connect) == 4
     assert out.count("/mcp-resolve/oauth/connect/") == 4
     assert out.count(consented) == 4
@@ -119,3 +121,33 @@ def test_the_demo_shows_accounts_a_token_by_oauth_and_a_key_on_a_page(out: str) 
     assert out.count("/mcp-resolve/pages/") == 4
     assert out.count(keyed) == 4
     assert NOTIFIER_KEY not in out
+
+
+def test_the_demo_shows_a_destructive_step_approved_with_a_passkey(out: str) -> None:
+    # a browser signed out and with no passkey: the link sends it to sign in at the
+    # provider and back, the page leads it to add a passkey and back, and it approves
+    fresh = "    (alice's MCP client holds a token naming her; her browser is not signed in and"
+    approved = (
+        "    > accept\n"
+        "    (not signed in: the link sends the browser to sign in at the provider's screen"
+        " 'Authorize Client'; alice signs in, and it is back at the link)\n"
+        "    (no passkey yet: the page leads alice to add one, chromium's virtual authenticator,"
+        " and back to the approval)\n"
+        "    (the browser: the page shows 'Delete repository acme/web'; alice approves with "
+        "her passkey, her fingerprint verified; the page says 'Approved')\n"
+        "    = Deleted acme/web, approved by alice.\n"
+    )
+    assert out.count(fresh + " has no passkey yet)\n  delete_repository(repo='acme/web')\n") == 4
+    assert out.count(approved) == 4
+
+
+@pytest.mark.anyio
+async def test_the_approval_section_says_what_it_lacks_and_is_skipped(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PATH", "/nowhere")  # no chromium, no chromium-driver
+    section = next(s for s in demo.run.SECTIONS["legacy"] if s.passkey)
+    await demo.run.approved(section, "legacy", interactive=False)
+    said = capsys.readouterr().out
+    assert said.startswith("    (not shown: it needs chromium (apt-get install chromium ")
+    assert "chromedriver" in said

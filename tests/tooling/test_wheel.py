@@ -134,7 +134,7 @@ async def test_an_example_server_runs_from_the_wheel(installed: Installed) -> No
     assert result.content[0].text == "deleted /tmp/empty"  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("extra", ["fastmcp", "tasks", "demo", "dev"])
+@pytest.mark.parametrize("extra", ["fastmcp", "tasks", "demo", "passkeys", "dev"])
 def test_the_pip_a_fresh_venv_brings_resolves_each_extra(installed: Installed, extra: str) -> None:
     """`python -m venv` brings an older pip (23.2 with Python 3.11) than `make` uses; a
     user installs with it, with no constraints file, so the extras must resolve there."""

@@ -1,0 +1,283 @@
+"""`Approvals`: a step only a person can approve, with a passkey, on the server's own page.
+
+A resolver of a destructive or costly step returns `await approvals.require(message,
+ref=...)`: the `Approval` once the signed-in user approved those exact words on this
+server's page with a passkey (user verification required), or, until then, the URL
+question that sends them there and waits. The MCP client sees a URL question; its
+"accept" only says the user agreed to open the page, and no answer of the client or the
+model can stand in for the passkey's signature, which only the page's POST verifies.
+
+One approval lets one call through (`asks`): the call that takes it runs, the next call of
+the same deed is asked again. `four_eyes=True` also needs another registered user's
+approval, through their own link; a client without URL mode is refused (or, with
+`without_url_mode="link"`, told the link in a tool error, never a form the model could
+fill); every approval has a deadline. docs/approvals.md states what it promises.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import time
+from collections.abc import Callable
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from mcp.server.mcpserver.exceptions import ToolError
+from starlette.routing import Route
+
+from ..markers import LINK_IN_ERROR, NO_FALLBACK, ElicitURL
+from ..pages.browser import BrowserIdentity, SignedInCookie, SignInStep
+from ..pages.routes import origin_of
+from ..protocol.shared_stores import note
+from ..protocol.signed_in import signed_in_user
+from ..seconds import seconds
+from ..state.keys import KeyRing
+from ..user import User
+from .approval_link import ApprovalLinks
+from .approval_page import ApprovalPage, SecondApprovers
+from .approval_store import ApprovalStore, MemoryApprovalStore
+from .asks import Approval, Asks
+from .ceremony import Ceremony
+from .page_parts import Forgery, SignedOut
+from .passkey_page import PasskeyPage
+from .passkeys import UserPasskeys
+from .vault import Vault
+
+DEFAULT_PATH = "/mcp-resolve/approvals"
+DEFAULT_DEADLINE = 600.0
+MAX_MESSAGE = 2000
+
+
+class ApprovalConfigError(ValueError):
+    """An `Approvals` that could not keep its promise (refused when it is built)."""
+
+
+class Approvals:
+    """Passkey approvals served at `<base_url><path>/...` (the passkeys page at `.../passkeys`).
+
+    `keys` is the server's `KeyRing` (the same on every worker): it signs the links and
+    seals every record. `base_url` is the server's public origin as browsers reach it:
+    HTTPS, or plain HTTP on `localhost` only (WebAuthn needs a secure context, and takes no
+    IP address as the relying party: a local server is `http://localhost:PORT`). Its host
+    is the relying party id (`rp_id`, which may be a parent domain of it), so passkeys
+    registered here work on this host only. `sign_in` (the server's `SignIn`, the one
+    `Pages` and `OAuth` take) sends a browser with no user to sign in and back to the
+    approval link or the passkeys page. `browser` says how a browser proves its user (by
+    default `sign_in`'s cookie, or the same `SignedInCookie` as `Pages`). `store` keeps
+    the sealed passkeys and approvals (in memory by default: one process;
+    `RedisApprovalStore` across workers, with `RedisCompletionBus` to wake the call on
+    whichever worker waits).
+    `second_approvers(user)` says who may be the second approver of a four-eyes approval
+    (any other user with a passkey by default). `without_url_mode`: "refuse" (the
+    default: the -32021 error naming the capability) or "link" (a tool error giving the
+    user the link). `ceremony_timeout` is how long the browser waits for the passkey.
+    """
+
+    def __init__(
+        self,
+        keys: KeyRing,
+        base_url: str,
+        *,
+        path: str = DEFAULT_PATH,
+        browser: BrowserIdentity | None = None,
+        sign_in: SignInStep | None = None,
+        store: ApprovalStore | None = None,
+        rp_id: str | None = None,
+        rp_name: str | None = None,
+        second_approvers: SecondApprovers | None = None,
+        without_url_mode: Literal["refuse", "link"] = "refuse",
+        ceremony_timeout: float = 120.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not isinstance(keys, KeyRing):
+            raise TypeError(f"Approvals() needs the server's KeyRing, got {keys!r}")
+        origin, host = _secure_origin(base_url)
+        relying = _relying_party(host, rp_id)
+        if not path.startswith("/") or path.endswith("/") or "{" in path:
+            raise ApprovalConfigError(
+                f"Approvals() path must start with / and not end with one: {path!r}"
+            )
+        if without_url_mode not in ("refuse", "link"):
+            raise ApprovalConfigError(
+                'Approvals(without_url_mode=...) is "refuse" or "link": an approval never '
+                f"stands in for a person, got {without_url_mode!r}"
+            )
+        if second_approvers is not None and not callable(second_approvers):
+            raise TypeError("Approvals(second_approvers=...) takes a function of the User")
+        timeout = seconds(ceremony_timeout, "Approvals(ceremony_timeout=...)")
+        self.base = base_url.rstrip("/") + path
+        self.path = path
+        self.passkeys_url = f"{self.base}/passkeys"
+        self.sign_in = sign_in
+        self.browser: BrowserIdentity = (
+            browser
+            if browser is not None
+            else sign_in
+            if sign_in is not None
+            else SignedInCookie(keys, secure=origin.startswith("https://"), clock=clock)
+        )
+        self.store: ApprovalStore = store if store is not None else MemoryApprovalStore(now=clock)
+        self._fallback: Any = NO_FALLBACK if without_url_mode == "refuse" else LINK_IN_ERROR
+        self._clock = clock
+        self._vault = Vault(keys, self.store, self.base, clock)
+        self._asks = Asks(keys, self._vault, self.base, clock)
+        self._links = ApprovalLinks(keys, self.base)
+        self._passkeys = UserPasskeys(self._vault)
+        ceremony = Ceremony(relying, rp_name or relying, origin, int(timeout * 1000))
+        forgery = Forgery(
+            keys.authenticator("mcp_resolve/approvals/csrf"), path, origin.startswith("https://")
+        )
+        signed_out = SignedOut(sign_in)
+        self._approval_page = ApprovalPage(
+            links=self._links,
+            asks=self._asks,
+            passkeys=self._passkeys,
+            ceremony=ceremony,
+            browser=self.browser,
+            forgery=forgery,
+            origin=origin,
+            base=self.base,
+            clock=clock,
+            second_approvers=second_approvers,
+            signed_out=signed_out,
+        )
+        self._passkey_page = PasskeyPage(
+            keys,
+            vault=self._vault,
+            passkeys=self._passkeys,
+            ceremony=ceremony,
+            links=self._links,
+            browser=self.browser,
+            forgery=forgery,
+            signed_out=signed_out,
+            origin=origin,
+            base=self.base,
+            clock=clock,
+        )
+
+    async def require(
+        self,
+        message: str,
+        *,
+        ref: str,
+        four_eyes: bool = False,
+        timeout: float = DEFAULT_DEADLINE,
+    ) -> Approval | ElicitURL:
+        """The signed-in user's passkey approval of exactly `message`, once they gave it
+        (taken: this call runs, the next one is asked again); until then the question
+        that sends them to the approval page and waits, at most `timeout` seconds from
+        the first ask (the deadline). `ref` names the deed (stable across the rounds of a
+        call: "delete acme/web"); `four_eyes` also needs another user's approval."""
+        if not isinstance(message, str) or not message.strip() or len(message) > MAX_MESSAGE:
+            raise TypeError(
+                f"Approvals.require() needs the words to approve, 1 to {MAX_MESSAGE} characters"
+            )
+        if not isinstance(ref, str) or not ref:
+            raise TypeError(f"Approvals.require() needs a non-empty ref, got {ref!r}")
+        deadline = seconds(timeout, "Approvals.require(timeout=...)", TypeError)
+        user = signed_in_user()
+        if user is None:
+            raise ToolError(
+                "An approval is given by a signed-in user with their passkey, and this call "
+                "has none: the server needs MCP authorization, and the client must sign in"
+            )
+        tag = self._asks.user_tag(user)
+        base = self._asks.base(tag, ref, message)
+        asked = await self._asks.current(base)
+        if asked is not None and asked.four_eyes == bool(four_eyes):
+            said = await self._asks.approvers(asked)
+            if all(role in said for role in asked.roles):
+                if await self._asks.take(asked):
+                    approvers = tuple(said[role] for role in asked.roles)
+                    return Approval(message, approvers, self._clock())
+                asked = None  # another call took it: this one is asked anew
+        if asked is None or asked.four_eyes != bool(four_eyes):
+            asked = await self._asks.open(base, message, user, tag, deadline, bool(four_eyes))
+        left = max(math.ceil(asked.deadline - self._clock()), 1)  # whole seconds, as said
+        return ElicitURL(
+            message,
+            f"{self.base}/{self._links.token(asked, 'first')}",
+            elicitation_id=self._asks.elicitation_id(asked),
+            wait=True,
+            timeout=left,
+            fallback=self._fallback,
+        )
+
+    async def forget_passkeys(self, user: User) -> None:
+        """Drop every passkey of `user` (an operator's reset after a lost device: the user
+        adds a new one with their sign-in alone, so check who they are first)."""
+        await self._passkeys.forget(user)
+
+    def routes(self) -> list[Route]:
+        """The Starlette routes to add to the server's HTTP app (see `mount`)."""
+        both = ["GET", "POST"]
+        return [
+            Route(f"{self.path}/passkeys", self._passkey_page.handle, methods=both),
+            Route(f"{self.path}/{{token}}", self._approval_page.handle, methods=both),
+        ]
+
+    def mount(self, server: Any) -> None:
+        """Serve the pages on `server`'s HTTP app: an `MCPServer` or a fastmcp server (their
+        `custom_route`, which MCP authorization does not guard: the pages check the
+        browser's user themselves), or a Starlette app; and the routes of its `sign_in`
+        (once per server)."""
+        note(server, "store of approvals", not isinstance(self.store, MemoryApprovalStore))
+        custom = getattr(server, "custom_route", None)
+        router = getattr(server, "router", None)
+        if callable(custom):
+            for route in self.routes():
+                custom(route.path, methods=["GET", "POST"])(route.endpoint)
+        elif router is not None and hasattr(router, "routes"):
+            router.routes[:0] = self.routes()
+        else:
+            raise TypeError(
+                f"Approvals.mount() takes an MCPServer, a fastmcp server or a Starlette app, "
+                f"got {server!r}"
+            )
+        if self.sign_in is not None:
+            self.sign_in.mount(server)
+
+
+def _secure_origin(base_url: object) -> tuple[str, str]:
+    """The origin and host of `base_url`, refused where a browser would refuse WebAuthn."""
+    if not isinstance(base_url, str) or not base_url:
+        raise ApprovalConfigError(
+            "Approvals() needs base_url, the server's public origin (its host is the passkeys' "
+            "relying party)"
+        )
+    parts = urlsplit(base_url)
+    host = (parts.hostname or "").lower()
+    if parts.scheme not in ("https", "http") or not host:
+        raise ApprovalConfigError(f"Approvals() base_url must be an http(s) URL, got {base_url!r}")
+    if _is_ip(host):
+        raise ApprovalConfigError(
+            f"Approvals() base_url {base_url!r} names an IP address, which browsers refuse as "
+            "a passkey's relying party: use the server's domain (http://localhost:PORT for "
+            "a local server)"
+        )
+    if parts.scheme == "http" and host != "localhost" and not host.endswith(".localhost"):
+        raise ApprovalConfigError(
+            f"Approvals() base_url {base_url!r} is plain HTTP: passkeys need HTTPS (plain "
+            "HTTP only on localhost)"
+        )
+    return origin_of(base_url), host
+
+
+def _relying_party(host: str, rp_id: str | None) -> str:
+    if rp_id is None:
+        return host
+    if not isinstance(rp_id, str) or not (host == rp_id or host.endswith("." + rp_id)):
+        raise ApprovalConfigError(
+            f"Approvals(rp_id={rp_id!r}) must be the host of base_url ({host}) or a parent "
+            "domain of it"
+        )
+    return rp_id
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True

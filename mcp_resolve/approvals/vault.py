@@ -1,0 +1,80 @@
+"""Sealed records under keys that name nobody: how approvals use their store.
+
+Every record is JSON sealed with the key ring (AES-256-GCM, `StateSealer`) and bound to
+the store key it lives under, which is an HMAC of what it is about (a user, an asked
+approval, an approver's "yes"): a record copied under another key, written by hand, or
+sealed with other keys does not open, and reads as absent. So the store, in memory or in
+Redis, holds no user, no question and no credential in clear.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from ..pages.link import canonical
+from ..state.keys import KeyRing
+from ..state.seal import Binding, InvalidState, StateSealer
+from ..user import User
+from .approval_store import ApprovalStore
+
+logger = logging.getLogger("mcp_resolve")
+
+LONGEST = 400 * 24 * 3600.0  # a user's passkeys, kept this long after their last use
+
+
+class Vault:
+    """The sealed records of one `Approvals` (one audience, one key ring, one store)."""
+
+    def __init__(
+        self, keys: KeyRing, store: ApprovalStore, audience: str, now: Callable[[], float]
+    ) -> None:
+        self.store = store
+        self._names = keys.authenticator("mcp_resolve/approvals/store-key")
+        self._users = keys.authenticator("mcp_resolve/approvals/user")
+        self._sealer = StateSealer(keys, ttl=LONGEST, audience=audience, now=now)
+
+    def user_tag(self, user: User) -> str:
+        """The opaque tag of a user: what links and records are bound to."""
+        return self._users.sign(canonical([user.subject, user.issuer]))[:22]
+
+    def key(self, kind: str, *about: object) -> str:
+        """The store key of a record of `kind` about `about`: an HMAC, named by kind only."""
+        return f"{kind}:" + self._names.sign(canonical([kind, *about]))[:32]
+
+    async def load(self, key: str) -> Any:
+        """The record under `key`, or None (absent, expired, moved, forged)."""
+        sealed = await self.store.get(key)
+        return None if sealed is None else self._open(key, sealed)
+
+    async def save(self, key: str, record: Any, ttl: float) -> None:
+        await self.store.put(key, self._seal(key, record), ttl)
+
+    async def add(self, key: str, record: Any, ttl: float) -> bool:
+        """Keep `record` under `key` unless one is there already (claimed once)."""
+        return await self.store.add(key, self._seal(key, record), ttl)
+
+    async def take(self, key: str) -> Any:
+        """The record under `key`, removed: the next take finds nothing."""
+        sealed = await self.store.take(key)
+        return None if sealed is None else self._open(key, sealed)
+
+    async def forget(self, key: str) -> None:
+        await self.store.delete(key)
+
+    def _seal(self, key: str, record: Any) -> str:
+        text = json.dumps(record, separators=(",", ":"), ensure_ascii=True)
+        return self._sealer.seal(text, binding=_bound(key))
+
+    def _open(self, key: str, sealed: str) -> Any:
+        try:
+            return json.loads(self._sealer.unseal(sealed, binding=_bound(key)))
+        except (InvalidState, ValueError):
+            logger.warning("An approvals record failed verification; it counts as absent")
+            return None
+
+
+def _bound(key: str) -> Binding:
+    return Binding("mcp_resolve/approvals", "record", key)
