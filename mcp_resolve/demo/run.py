@@ -273,7 +273,7 @@ async def run(transports: list[str], modes: list[str], interactive: bool) -> Non
 
 async def signed_in(section: Section, mode: str, interactive: bool) -> None:
     """A section whose user is signed in, with a browser that does their part."""
-    lacking = missing()
+    lacking = await anyio.to_thread.run_sync(missing)  # it looks for programs on disk
     if lacking:
         print(f"    (not shown: it needs {', '.join(lacking)}: pip install 'mcp-resolve[demo]')")
         return
@@ -284,7 +284,7 @@ async def signed_in(section: Section, mode: str, interactive: bool) -> None:
 
 async def approved(section: Section, mode: str, interactive: bool) -> None:
     """A section whose signed-in user approves on the server's page with a passkey."""
-    lacking = passkeys_missing()
+    lacking = await anyio.to_thread.run_sync(passkeys_missing)  # it looks on disk too
     if lacking:
         print(f"    (not shown: it needs {', '.join(lacking)})")
         return
