@@ -39,11 +39,12 @@ import statistics
 import sys
 from collections.abc import Awaitable, Callable
 from importlib.metadata import version
-from typing import Annotated, Any
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import fastmcp_annotated
 from fastmcp import Client, Context, FastMCP
 from fastmcp.dependencies import CallArgument, Depends
 from mcp_types import InputRequiredResult
@@ -120,62 +121,6 @@ def depends_five(sync: bool) -> Callable[..., Any]:
     return tool
 
 
-def annotated_five(sync: bool) -> Callable[..., Any]:
-    """The same five with `Depends` and `CallArgument()` in the annotation (fastmcp 4.2)."""
-    if sync:
-
-        def a() -> int:
-            RUNS["a"] += 1
-            return 1
-
-        def b(x: Annotated[int, CallArgument()]) -> int:
-            RUNS["b"] += 1
-            return x
-
-        def c(a_: Annotated[int, Depends(a)], b_: Annotated[int, Depends(b)]) -> int:
-            RUNS["c"] += 1
-            return a_ + b_
-
-        def d(a_: Annotated[int, Depends(a)]) -> int:
-            RUNS["d"] += 1
-            return a_ * 2
-
-        def e(c_: Annotated[int, Depends(c)], d_: Annotated[int, Depends(d)]) -> int:
-            RUNS["e"] += 1
-            return c_ + d_
-
-    else:
-
-        async def a() -> int:  # type: ignore[misc]
-            RUNS["a"] += 1
-            return 1
-
-        async def b(x: Annotated[int, CallArgument()]) -> int:  # type: ignore[misc]
-            RUNS["b"] += 1
-            return x
-
-        async def c(  # type: ignore[misc]
-            a_: Annotated[int, Depends(a)], b_: Annotated[int, Depends(b)]
-        ) -> int:
-            RUNS["c"] += 1
-            return a_ + b_
-
-        async def d(a_: Annotated[int, Depends(a)]) -> int:  # type: ignore[misc]
-            RUNS["d"] += 1
-            return a_ * 2
-
-        async def e(  # type: ignore[misc]
-            c_: Annotated[int, Depends(c)], d_: Annotated[int, Depends(d)]
-        ) -> int:
-            RUNS["e"] += 1
-            return c_ + d_
-
-    async def tool(x: int, v: Annotated[int, Depends(e)]) -> int:
-        return v
-
-    return tool
-
-
 def server() -> FastMCP[Any]:
     app: FastMCP[Any] = FastMCP("bench")
 
@@ -193,8 +138,8 @@ def server() -> FastMCP[Any]:
 
     app.tool(depends_five(sync=False), name="dep_async5")
     app.tool(depends_five(sync=True), name="dep_sync5")
-    app.tool(annotated_five(sync=False), name="depa_async5")
-    app.tool(annotated_five(sync=True), name="depa_sync5")
+    app.tool(fastmcp_annotated.async5, name="depa_async5")
+    app.tool(fastmcp_annotated.sync5, name="depa_sync5")
     app.tool(resolved(five(Resolve, sync=False)), name="res_async5")
     app.tool(resolved(five(Resolve, sync=True)), name="res_sync5")
     app.tool(resolved(five(not_blocking, sync=True)), name="res_inline5")
