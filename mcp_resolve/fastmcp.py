@@ -3,6 +3,7 @@
 from .hosts.fastmcp.scope import app_value
 from .hosts.fastmcp.server import app_scope, complete, resolved
 from .protocol.completion import CompletionBus, LocalCompletionBus, deliver, use_completion_bus
+from .protocol.signed_in import forget
 
 __all__ = [
     "CompletionBus",
@@ -11,6 +12,7 @@ __all__ = [
     "app_value",
     "complete",
     "deliver",
+    "forget",
     "resolved",
     "use_completion_bus",
 ]

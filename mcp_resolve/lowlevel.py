@@ -2,6 +2,7 @@
 
 from .hosts.lowlevel.server import ResolvedTools, complete
 from .protocol.completion import CompletionBus, LocalCompletionBus, deliver, use_completion_bus
+from .protocol.signed_in import forget
 from .state.seal import KeyRing, StateSealer
 
 __all__ = [
@@ -12,5 +13,6 @@ __all__ = [
     "StateSealer",
     "complete",
     "deliver",
+    "forget",
     "use_completion_bus",
 ]

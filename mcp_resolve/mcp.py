@@ -2,6 +2,7 @@
 
 from .hosts.mcp.server import ResolvingMCPServer, complete, resolved, uses_resolve
 from .protocol.completion import CompletionBus, LocalCompletionBus, deliver, use_completion_bus
+from .protocol.signed_in import forget
 
 __all__ = [
     "CompletionBus",
@@ -9,6 +10,7 @@ __all__ = [
     "ResolvingMCPServer",
     "complete",
     "deliver",
+    "forget",
     "resolved",
     "use_completion_bus",
     "uses_resolve",

@@ -9,6 +9,7 @@ third-party token, say) belongs to the person.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 
@@ -16,10 +17,17 @@ from dataclasses import dataclass
 class User:
     """The signed-in user of a call, as the server's token verifier identified them.
 
-    A parameter annotated `User` in a user-scoped resolver (`Resolve(fn, scope="user")`)
-    receives the user the value is built for. Per-call resolvers read the token itself
-    with the SDK's `get_access_token()`.
+    A parameter annotated `User` receives it: in a user-scoped resolver
+    (`Resolve(fn, scope="user")`), the user the value is built for; in a per-call one, the
+    user of the call (a call with nobody signed in is then the no-user tool error, naming
+    the resolver).
     """
 
     subject: str
     issuer: str | None = None
+
+
+CALLING: ContextVar[User | None] = ContextVar("mcp_resolve_calling_user", default=None)
+"""The signed-in user of the call running in this context, set by the host around the call
+(`protocol/signed_in.py`, and the testing kit): what a per-call resolver's `User`
+parameter receives. Never read from the client's messages."""

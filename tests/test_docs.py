@@ -116,6 +116,20 @@ def test_every_python_block_is_a_verbatim_excerpt_of_the_file_it_names(block: Bl
     assert find_excerpt(excerpt, lines), f"{block}: not a verbatim excerpt of {named.group(1)}"
 
 
+@pytest.mark.parametrize("block", blocks("js"), ids=str)
+def test_every_javascript_block_is_a_verbatim_excerpt_of_the_file_it_names(block: Block) -> None:
+    """The TypeScript client's code on a page is a run of a file a test executes
+    (tests/deploy/test_typescript_client.py), as Python blocks are."""
+    first, _, rest = block.text.partition("\n")
+    named = re.fullmatch(r"//\s*(\S+\.mjs)\s*", first)
+    assert named, f"{block}: the first line must be a comment naming a file, got {first!r}"
+    path = ROOT / named.group(1)
+    assert path.is_file(), f"{block}: {named.group(1)} does not exist"
+    excerpt = rest.rstrip("\n").split("\n")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    assert find_excerpt(excerpt, lines), f"{block}: not a verbatim excerpt of {named.group(1)}"
+
+
 @pytest.mark.parametrize("block", blocks("cfg"), ids=str)
 def test_every_configuration_block_is_the_whole_file_it_names(block: Block) -> None:
     """A configuration (HAProxy's) is copied whole: the page shows all of the file the

@@ -91,6 +91,15 @@ async def login(request: Request) -> Response:
     return response
 
 
+@mcp.custom_route("/me", methods=["GET"])
+async def me(request: Request) -> Response:
+    """A page of your own that needs the browser's user: the same check the pages make."""
+    user = await sign_in.user_of(request)  # None: not signed in (or the cookie expired)
+    if user is None:
+        return PlainTextResponse("Sign in first", status_code=401)
+    return PlainTextResponse(f"Signed in as {user.subject}")
+
+
 async def main() -> dict[str, Any]:
     app = mcp.streamable_http_app(host="127.0.0.1")
     seen: dict[str, Any] = {}
@@ -123,6 +132,8 @@ async def main() -> dict[str, Any]:
         elsewhere = {"user": "alice", "next": "https://evil.example/login"}
         sent = await browser.post("/login", data=elsewhere, headers=origin)
         seen["a login told to return elsewhere goes to"] = sent.headers["location"]
+        async with httpx2.AsyncClient(transport=asgi, base_url=BASE) as stranger:
+            seen["/me"] = [(await browser.get("/me")).text, (await stranger.get("/me")).text]
         await browser.aclose()
     return seen
 

@@ -17,7 +17,7 @@ from mcp import Client
 from mcp.server import MCPServer
 from pydantic import BaseModel
 
-from mcp_resolve import Elicit, Resolve
+from mcp_resolve import Elicit, InvalidSignature, Resolve
 from mcp_resolve.mcp import ResolvingMCPServer, resolved
 
 NOTES = {"n1": ("Ada", "public"), "n2": ("Grace", "private")}
@@ -76,6 +76,20 @@ async def read_again(note: str, by: Annotated[str, Resolve(author)]) -> str:
     return f"{note} by {by}"
 
 
+def house_style() -> str:
+    return "short sentences"
+
+
+async def styled_review(
+    topic: str, style: Annotated[str, Resolve(house_style, scope="app")]
+) -> str:
+    return f"Review {topic} in {style}."
+
+
+# Settings for one function: the server's own @resolved(...), which keeps app scope.
+everywhere.prompt()(everywhere.resolved(max_rounds=4)(styled_review))
+
+
 async def as_ada(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
     return types.ElicitResult(action="accept", content={"name": "Ada"})
 
@@ -101,6 +115,11 @@ async def main() -> dict[str, Any]:
     async with Client(everywhere, mode="2026-07-28", elicitation_callback=as_ada) as client:
         again = await client.get_prompt("review_again", {"topic": "the engine"})
         note = await client.read_resource("notes://n2")
+        styled = await client.get_prompt("styled_review", {"topic": "the engine"})
+    try:
+        resolved(max_rounds=4)(styled_review)  # the plain one keeps no application scope
+    except InvalidSignature as exc:
+        plain = exc.fix
     try:
         everywhere.resource("notes://index")(index)
     except ValueError as exc:
@@ -114,7 +133,9 @@ async def main() -> dict[str, Any]:
         "ResolvingMCPServer": [
             again.messages[0].content.text,  # type: ignore[union-attr]
             note.contents[0].text,  # type: ignore[union-attr]
+            styled.messages[0].content.text,  # type: ignore[union-attr]
         ],
+        "plain @resolved with an app-scoped resolver": plain,
         "static": static,
     }
 

@@ -133,6 +133,12 @@ class Graph:
         """The user-scoped resolvers (a call of this graph needs a signed-in user)."""
         return tuple(node for node in self.nodes if node.user)
 
+    @property
+    def signed_in(self) -> tuple[Node, ...]:
+        """The resolvers that need the call's signed-in user: the user-scoped ones, and
+        per-call ones that take the `User`."""
+        return tuple(node for node in self.nodes if node.user or node.user_params)
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.tool!r}: {len(self.nodes)} resolver(s)>"
 

@@ -2,12 +2,13 @@
 
 A value built once per server lifespan cannot come from anything of one call: not a tool
 argument, not the request context, not a per-call resolver, not a question to one user.
-A value kept per signed-in user follows the same rule, with one thing of the call allowed:
-who the user is (the `User`, and other user-scoped values). An app-scoped value is shared
-by every user, so it may never depend on a user-scoped one. Each broken edge is a problem
-reported with the resolver and the parameter, when the tool is decorated. A graph that
-passes gets, for each scoped node, the key its value is kept under, and the attributes
-that make a call treat it as a lookup.
+A value kept per signed-in user follows the same rule, with two things of the call
+allowed: who the user is (the `User`, and other user-scoped values), and a question to
+that user (a form, or a URL page), whose accepted answer becomes the value. An app-scoped
+value is shared by every user, so it may never depend on a user-scoped one. Each broken
+edge is a problem reported with the resolver and the parameter, when the tool is
+decorated. A graph that passes gets, for each scoped node, the key its value is kept
+under, and the attributes that make a call treat it as a lookup.
 """
 
 from __future__ import annotations
@@ -32,14 +33,6 @@ def check_scopes(nodes: Sequence[Node], problem: Report) -> None:
     """Report every edge that would make a shared value depend on one call."""
     for node in nodes:
         if not node.app:
-            for name in node.user_params:
-                problem(
-                    "takes the signed-in User, which only a user-scoped resolver receives",
-                    resolver=node.name,
-                    parameter=name,
-                    fix=f'declare it Resolve({node.name}, scope="user"), or read the user in '
-                    "it with the SDK's get_access_token()",
-                )
             continue
         kind = _scope(node)
         shared = "shared by that user's calls" if node.user else "shared by every call"
@@ -95,17 +88,35 @@ def check_scopes(nodes: Sequence[Node], problem: Report) -> None:
                     parameter=name,
                     fix=f'declare it Resolve({node.name}, scope="user") too, or {per_call}',
                 )
-        if node.asks is not None:
+        if node.asks in _OF_THE_CONNECTION or (node.asks is not None and not node.user):
             problem(
-                f"is {kind}-scoped, but its return annotation declares a question: a value "
+                f"is {kind}-scoped, but its return annotation declares "
                 + (
-                    "shared by that user's calls cannot ask in one call"
+                    f"a request to the client ({node.asks}), whose answer belongs to one "
+                    "connection, not to the user"
                     if node.user
-                    else "shared by every call cannot ask one user"
+                    else "a question: a value shared by every call cannot ask one user"
                 ),
                 resolver=node.name,
                 fix=f"ask in a per-call resolver that takes {node.name}'s value, or {per_call}",
             )
+
+
+_OF_THE_CONNECTION = ("sampling", "roots")
+
+
+def answer_bound(nodes: Sequence[Node]) -> frozenset[int]:
+    """The user-scoped nodes whose value comes from an answer of the user: those whose
+    return annotation declares a question, and those built from one of them (through
+    user-scoped dependencies). A call looks each of them up itself, in order, so that a
+    question stops what depends on it; and each such value, shared by workers, is read
+    again on every call that needs it, so that a value forgotten or answered anew on one
+    worker is not served by another (`engine/user_scope.py`)."""
+    bound: set[int] = set()
+    for node in nodes:  # in dependency order: a dependency is decided first
+        if node.user and (node.asks is not None or any(dep in bound for dep in node.deps)):
+            bound.add(node.index)
+    return frozenset(bound)
 
 
 def settle_app_nodes(nodes: Sequence[Node]) -> None:

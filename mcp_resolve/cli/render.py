@@ -132,11 +132,12 @@ class Output:
 
 
 def _asks(node: Node) -> str | None:
-    """`asks: form Model`, `asks: url`, `asks: <kind>`: the question a resolver declares."""
+    """`asks: form Model`, `asks: url`, `asks: <kind>`: the question a resolver declares;
+    `asks once per user: ...` for a user-scoped one, whose accepted answer is kept."""
     if node.asks is None:
         return None
     model = f" {node.schema.__name__}" if node.schema is not None else ""
-    return f"asks: {node.asks}{model}"
+    return f"asks{' once per user' if node.user else ''}: {node.asks}{model}"
 
 
 def title(function: Function) -> str:

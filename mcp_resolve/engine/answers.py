@@ -141,6 +141,9 @@ def take_answers(res: Any, answers: Mapping[str, Any]) -> None:
     for node in res._graph.nodes:
         value = values[node.index]
         if type(value) is Question:
+            if node.key in answers and node.user:  # its resolver runs again and takes it
+                values[node.index] = PENDING  # there, where a kept answer is kept
+                continue
             if node.key in answers:
                 outcome = answer_for(res, value)
                 if outcome is not UNANSWERED:

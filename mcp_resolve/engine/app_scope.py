@@ -112,7 +112,7 @@ class AppScope:
     `graph.start(arguments, context, app=scope)` to run a graph by hand.
     """
 
-    __slots__ = ("_building", "_closed", "_exits", "users", "values")
+    __slots__ = ("_building", "_closed", "_exits", "graphs", "users", "values")
     per_user = False  # a user's own values (`user_scope.UserValues`) set it
 
     def __init__(self) -> None:
@@ -122,6 +122,7 @@ class AppScope:
         self._exits = ExitStack()
         self._closed = False
         self.users: Any = None  # the values kept per user (`user_scope.users_of`), if any
+        self.graphs: list[Graph] = []  # what the server serves, as `start` was told
 
     async def __aenter__(self) -> AppScope:
         return self
@@ -143,7 +144,10 @@ class AppScope:
         await self._exits.close(None)
 
     async def start(self, graphs: Iterable[Graph]) -> None:
-        """Build the `eager=True` values of these graphs now (a failure stops the start)."""
+        """Build the `eager=True` values of these graphs now (a failure stops the start);
+        the graphs are kept, for what a user may forget (`forget`)."""
+        graphs = list(graphs)
+        self.graphs.extend(graphs)
         for graph in graphs:
             for node in graph.nodes:
                 if node.app and node.eager:
@@ -200,7 +204,8 @@ class AppScope:
             build.error = exc
             raise
         else:
-            values[key] = value
+            if type(value) not in QUESTION_CLASSES:  # a user's question: asked, not kept
+                values[key] = value
         finally:
             if self._building.get(key) is build:
                 del self._building[key]
@@ -223,6 +228,8 @@ class AppScope:
         kwargs = self._given(node)
         for name, dep, convert, exact in node.dep_params:
             value = await self.value(graph, graph.nodes[dep], fail)
+            if type(value) in QUESTION_CLASSES:  # forgotten since the call looked it up
+                raise _failed(graph, node, "lost a value it is built from; call the tool again")
             if exact is None or value.__class__ not in exact:
                 try:
                     value = convert(value)
@@ -236,7 +243,7 @@ class AppScope:
             if fail is not None:
                 fail(node)
             raise
-        if type(value) in QUESTION_CLASSES:
+        if type(value) in QUESTION_CLASSES and not self.per_user:  # a user's is theirs to answer
             if fail is not None:
                 fail(node)
             raise _failed(

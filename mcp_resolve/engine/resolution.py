@@ -28,10 +28,11 @@ from ..markers import Elicit
 from ..outcomes import OUTCOME_TYPES, Outcome
 from ..plan.compiler import BLOCKED, PENDING
 from ..plan.plan import Plan
+from ..user import CALLING
 from . import workers
 from .answers import answer_for, check_undeclared, take_answers
 from .app_scope import NO_VALUES as _NO_VALUES
-from .app_scope import AppScope, app_step, app_value
+from .app_scope import AppScope, app_step
 from .call_keys import identify, new_call_id
 from .cleanup import ExitStack
 from .questions import Answer, Question
@@ -41,6 +42,7 @@ from .results import Resolved, Suspended
 from .scheduler import Scheduler, first_error
 from .stepping import DONE, forward, resume
 from .threads import call_all, first_value, run_ready
+from .user_questions import app_value
 
 _PENDING = PENDING
 _BLOCKED = BLOCKED
@@ -309,6 +311,8 @@ class Resolution:
         if node.key_params:
             for name in node.key_params:
                 kwargs[name] = self._keys[node.index]
+        for name in node.user_params:  # a per-call resolver's: the call's signed-in user
+            kwargs[name] = CALLING.get()
         if node.argument_params:
             args = self._args
             for name, argument in node.argument_params:
@@ -352,8 +356,7 @@ class Resolution:
 
     # -- answers -------------------------------------------------------------------------
 
-    def _take_answers(self, answers: Mapping[str, Answer | Outcome | Supplied]) -> None:
-        take_answers(self, answers)
+    _take_answers = take_answers
 
     def _suspend(self) -> Suspended:
         self._result = Suspended(tuple(v for v in self._values if type(v) is Question))

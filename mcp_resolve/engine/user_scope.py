@@ -1,5 +1,5 @@
-"""Values kept per signed-in user: built by a user's first call that needs one, served to
-that user's later calls, never to another user's.
+"""Values kept per signed-in user: built by a user's first call that needs one, or answered
+by that user once, served to that user's later calls, never to another user's.
 
 The values live inside the server's `AppScope` (one lifespan): `users_of(app)` is the
 `UserScope` of that lifespan, and `await users.of(user, seed)` the `UserValues` of one
@@ -14,12 +14,19 @@ A build runs in a context of its own, as an app-scoped build does, except for wh
 host's `seed` carries: the SDK's access token of the call that triggered it, so that
 `get_access_token()` inside the builder names that user.
 
+A build that returns a question (a form, or a URL page that waits) keeps nothing: the
+call asks it (`user_questions`), and the accepted answer is kept here (`keep`), like a
+value built. Two first calls of one user at once are both asked; the first answer kept
+wins, and a call whose user answered meanwhile elsewhere runs with the kept value.
+
 Bounds and lifetimes, in memory:
 
-- at most `MAX_USERS` users are kept; past it the user seen least recently is dropped
-  (their generator builders cleaned up), and their next call builds afresh;
+- at most `max_users` users are kept (`MAX_USERS`); past it the user seen least recently
+  is dropped (their generator builders cleaned up), and their next call builds afresh;
+  the expiry heap is compacted as it grows, so it stays within twice the values kept;
 - a value with `Resolve(ttl=...)` lives that long, and never longer than a user-scoped
-  value it was built from (a dependency that expires takes its dependents with it);
+  value it was built from (a dependency that expires, or is forgotten, takes its
+  dependents with it);
 - an expired value is dropped, and its generator cleaned up, by the first call of any
   user after its expiry (no timer runs); every value is cleaned up when the server stops.
 
@@ -28,7 +35,10 @@ expires meanwhile; a generator's cleanup may then run while that call still uses
 
 Across workers, `use_shared_values(store)` lets a worker take a value another worker
 built (a plain resolver's, not a generator's) instead of building its own; the store
-(`mcp_resolve.redis.RedisUserValues`) seals each value with the key ring.
+(`mcp_resolve.redis.RedisUserValues`) seals each value with the key ring. A value that
+comes from an answer is read again from the store on every call that needs it
+(`refresh`), so that one forgotten, or answered anew, on one worker is not served by
+another.
 """
 
 from __future__ import annotations
@@ -39,58 +49,44 @@ import itertools
 import logging
 import math
 import time
+import weakref
 from collections import ChainMap, OrderedDict
-from collections.abc import Callable
-from typing import Any, Protocol, cast
+from collections.abc import Callable, Iterator
+from typing import Any, cast
 
 from ..analysis.graph import Graph
 from ..analysis.nodes import ASYNC, SYNC, Node
-from ..errors import ResolutionError, StoreUnavailable
+from ..analysis.scopes import answer_bound
+from ..client_requests import QUESTION_CLASSES
+from ..errors import ResolutionError
 from ..user import User
 from .app_scope import AppScope, Fail
 from .cleanup import ExitStack
+from .shared_values import UNREAD, SharedValues, load, save, shared_values, use_shared_values
 
 logger = logging.getLogger("mcp_resolve")
 
 MAX_USERS = 10_000
 """Users whose values one server process keeps at once (least recently seen dropped first)."""
-
-
-class SharedValues(Protocol):
-    """Where workers share the user-scoped values they build (e.g. `RedisUserValues`).
-
-    Only values of plain (not generator) resolvers are shared: a generator's cleanup
-    belongs to the process that opened it. `load` returns the value and the seconds it
-    has left, or None when no worker kept one (or it cannot be read: it is then built
-    here); `save` keeps a value for `ttl` seconds (None: the store's own bound). Either
-    may raise: `StoreUnavailable` (the store is down) fails the call closed, since a value
-    built or kept here alone would differ from the other workers'; anything else is
-    logged, and the value is built, or kept, in this process alone.
-    """
-
-    async def load(self, user: User, node: Node) -> tuple[Any, float] | None: ...
-
-    async def save(self, user: User, node: Node, value: Any, ttl: float | None) -> None: ...
-
-
-_shared: list[SharedValues] = []
-
-
-def use_shared_values(store: SharedValues | None) -> None:
-    """Share user-scoped values between the workers of this server through `store` (for
-    scopes opened from now on); None: each process keeps its own."""
-    _shared[:] = [] if store is None else [store]
-
-
-def shared_values() -> SharedValues | None:
-    """The store the user scopes opened from now on share their values through, if any."""
-    return _shared[0] if _shared else None
+_COMPACT_AT_LEAST = 64  # expiry entries below which the heap is never compacted
+SHARED_KINDS = (ASYNC, SYNC)  # the kinds of resolver whose values workers share
+_SHARED = SHARED_KINDS
 
 
 class UserValues(AppScope):
     """One user's values, over the server's app scope; what a call of that user runs with."""
 
-    __slots__ = ("_app", "_own", "_stacks", "_users", "deadlines", "seed", "user")
+    __slots__ = (
+        "_app",
+        "_dependents",
+        "_own",
+        "_stacks",
+        "_users",
+        "deadlines",
+        "nodes",
+        "seed",
+        "user",
+    )
     per_user = True
 
     def __init__(self, users: UserScope, user: User) -> None:
@@ -100,6 +96,8 @@ class UserValues(AppScope):
         self._own: dict[object, Any] = {}
         self.values = ChainMap(self._own, self._app.values)
         self._stacks: dict[object, ExitStack] = {}  # a generator's cleanup per value, in order
+        self._dependents: dict[object, set[object]] = {}  # app_key -> keys built from it
+        self.nodes: dict[object, Node] = {}  # app_key -> its resolver
         self.deadlines: dict[object, float] = {}  # app_key -> when the value expires
         self.user = user
         self.seed: contextvars.Context | None = None  # the latest call's, for builds
@@ -122,7 +120,7 @@ class UserValues(AppScope):
             return await super().value(graph, node, fail)
         finally:
             if self._closed and self._stacks:  # dropped while building: release at once
-                await self._release(list(self._stacks))
+                await self.release(list(self._stacks))
 
     def _context(self) -> contextvars.Context | None:
         # A copy per build: a build may wait for another inside its own run of the context.
@@ -139,41 +137,97 @@ class UserValues(AppScope):
             stack.push_sync(generator, node.name)
 
     async def _build(self, graph: Graph, node: Node, fail: Fail | None) -> Any:
-        shared = self._users.shared if node.kind in (ASYNC, SYNC) else None
-        loaded = None if shared is None else await _load(shared, self.user, node)
-        if loaded is not None:
+        shared = self._users.shared if node.kind in _SHARED else None
+        loaded = None if shared is None else await load(shared, self.user, node)
+        if loaded is not None and loaded is not UNREAD:
             value, left = loaded
-            ttl: float | None = left
-        else:
-            value, ttl = await super()._build(graph, node, fail), node.ttl
-            if shared is not None:
-                await _save(shared, self.user, node, value)
-        deadline = math.inf if ttl is None else self._users.now() + ttl
+            self._settle(graph, node, left)
+            return value
+        value = await super()._build(graph, node, fail)
+        if type(value) in QUESTION_CLASSES:  # for the call to ask: nothing is kept
+            await self.release([node.app_key])
+            return value
+        left = self._settle(graph, node, node.ttl)
+        if shared is not None:
+            await save(shared, self.user, node, value, left)
+        return value
+
+    async def keep(self, graph: Graph, node: Node, value: Any) -> Any:
+        """The accepted answer to `node`'s question, as this user's value from now on;
+        or the value another call of theirs kept meanwhile (the first kept wins)."""
+        key = node.app_key
+        if key in self._own:
+            return self._own[key]
+        if self._closed:  # dropped meanwhile (the bound, or the server stops): this call's
+            return value
+        self._own[key] = value
+        left = self._settle(graph, node, node.ttl)
+        shared = self._users.shared
+        if shared is not None and node.kind in _SHARED:
+            await save(shared, self.user, node, value, left)
+        return value
+
+    def _settle(self, graph: Graph, node: Node, ttl: float | None) -> float | None:
+        """Record when the value under `node`'s key expires (never after a user-scoped
+        value it is built from) and what it is built from; the seconds it has left."""
+        key = node.app_key
+        now = self._users.now()
+        deadline = math.inf if ttl is None else now + ttl
         for _, dep, _, _ in node.dep_params:
             other = graph.nodes[dep]
             if other.user:
                 deadline = min(deadline, self.deadlines.get(other.app_key, math.inf))
-        self.deadlines[node.app_key] = deadline
-        if deadline != math.inf:
-            self._users.expires(deadline, self.user, node.app_key)
-        return value
+                self._dependents.setdefault(other.app_key, set()).add(key)
+        self.deadlines[key] = deadline
+        self.nodes[key] = node
+        if deadline == math.inf:
+            return None
+        self._users.expires(deadline, self.user, key)
+        return max(deadline - now, 0.001)
+
+    async def refresh(self, graph: Graph) -> None:
+        """Read again, from the shared store, each value of `graph` that comes from an
+        answer and that this process holds: one dropped or answered anew by another
+        worker is dropped here too, with what was built from it. A store that cannot be
+        read leaves this process's value in place."""
+        answered = self._users.answered(graph)
+        shared = self._users.shared
+        if shared is None or not answered or not self._own:
+            return
+        for node in answered:
+            key = node.app_key
+            if key not in self._own:
+                continue
+            loaded = await load(shared, self.user, node)
+            if loaded is UNREAD or (loaded is not None and _same(loaded[0], self._own[key])):
+                continue
+            await self.release([key])
+            if loaded is not None:
+                self._own[key] = loaded[0]
+                self._settle(graph, node, loaded[1])
 
     async def expire(self, key: object, deadline: float) -> None:
         """Drop the value under `key` if it is still the one that expires at `deadline`."""
         if self.deadlines.get(key) == deadline:
-            await self._release([key])
+            await self.release([key])
 
-    async def _release(self, keys: list[object]) -> None:
-        """Forget these values, then run their generators' cleanup (last built first).
+    async def release(self, keys: list[object]) -> None:
+        """Forget these values and those built from them, then run their generators'
+        cleanup (last built first).
 
         A failing cleanup belongs to no call: it is logged, and the others still run."""
-        stacks = []
-        for key in keys:
+        doomed: set[object] = set()
+        todo = list(keys)
+        while todo:
+            key = todo.pop()
+            if key not in doomed:
+                doomed.add(key)
+                todo.extend(self._dependents.pop(key, ()))
+        stacks = [self._stacks.pop(key) for key in list(self._stacks) if key in doomed]
+        for key in doomed:
             self._own.pop(key, None)
             self.deadlines.pop(key, None)
-            stack = self._stacks.pop(key, None)
-            if stack is not None:
-                stacks.append(stack)
+            self.nodes.pop(key, None)
         for stack in reversed(stacks):
             try:
                 await stack.close(None)
@@ -185,13 +239,24 @@ class UserValues(AppScope):
 
     async def aclose(self) -> None:
         self._closed = True
-        await self._release(list(self._stacks) + list(self._own))
+        await self.release(list(self._stacks) + list(self._own))
 
 
 class UserScope:
     """The values of user-scoped resolvers for one server lifespan, by user."""
 
-    __slots__ = ("_clock", "_closed", "_order", "_users", "app", "max_users", "shared")
+    __slots__ = (
+        "__weakref__",
+        "_clock",
+        "_closed",
+        "_compact_at",
+        "_order",
+        "_users",
+        "answered_in",
+        "app",
+        "max_users",
+        "shared",
+    )
 
     def __init__(
         self,
@@ -204,9 +269,13 @@ class UserScope:
         self.max_users = max_users
         self._users: OrderedDict[User, UserValues] = OrderedDict()
         self._order: list[tuple[float, int, User, object]] = []  # a heap of expiries
+        self._compact_at = _COMPACT_AT_LEAST
+        # The graphs calls ran, with the values of each that come from an answer.
+        self.answered_in: dict[Graph, tuple[Node, ...]] = {}
         self._clock = clock
         self._closed = False
-        self.shared: SharedValues | None = _shared[0] if _shared else None
+        self.shared: SharedValues | None = shared_values()
+        _open.add(self)
 
     def __len__(self) -> int:
         return len(self._users)
@@ -230,11 +299,41 @@ class UserScope:
         values.seed = seed
         return values
 
+    def held(self, user: User) -> UserValues | None:
+        """The values kept for `user`, if any (without counting as seeing them)."""
+        return self._users.get(user)
+
+    def answered(self, graph: Graph) -> tuple[Node, ...]:
+        """The values of `graph` that come from an answer and that workers share, in
+        dependency order (worked out once per graph)."""
+        found = self.answered_in.get(graph)
+        if found is None:
+            bound = answer_bound(graph.nodes)
+            found = tuple(n for n in graph.nodes if n.index in bound and n.kind in _SHARED)
+            self.answered_in[graph] = found
+        return found
+
     def now(self) -> float:
         return self._clock()
 
     def expires(self, deadline: float, user: User, key: object) -> None:
         heapq.heappush(self._order, (deadline, next(_tiebreak), user, key))
+        if len(self._order) > self._compact_at:
+            self._compact()
+
+    def _compact(self) -> None:
+        """Drop the entries of values no longer kept (their user dropped past the bound,
+        or the value rebuilt, released or forgotten), so the heap grows with the values
+        kept, not with the builds."""
+        users = self._users
+        live = []
+        for entry in self._order:
+            values = users.get(entry[2])
+            if values is not None and values.deadlines.get(entry[3]) == entry[0]:
+                live.append(entry)
+        heapq.heapify(live)
+        self._order = live
+        self._compact_at = max(2 * len(live), _COMPACT_AT_LEAST)
 
     async def _sweep(self) -> None:
         order, now = self._order, self._clock()
@@ -247,6 +346,7 @@ class UserScope:
     async def aclose(self) -> None:
         """Clean up every user's values, the user seen least recently first."""
         self._closed = True
+        _open.discard(self)
         self._order.clear()
         while self._users:
             _, values = self._users.popitem(last=False)
@@ -254,25 +354,20 @@ class UserScope:
 
 
 _tiebreak = itertools.count()
+_open: weakref.WeakSet[UserScope] = weakref.WeakSet()
 
 
-async def _load(shared: SharedValues, user: User, node: Node) -> tuple[Any, float] | None:
+def open_user_scopes() -> Iterator[UserScope]:
+    """The user scopes of the lifespans this process runs (for `forgetting`)."""
+    return iter(list(_open))
+
+
+def _same(one: Any, other: Any) -> bool:
+    """Whether a value read again is the one held (anything that cannot tell: not)."""
     try:
-        return await shared.load(user, node)
-    except StoreUnavailable:
-        raise  # fail closed: building here would split the user's value between workers
+        return bool(one == other)
     except Exception:
-        logger.exception("User-scoped %r: the shared store failed; built here", node.name)
-        return None
-
-
-async def _save(shared: SharedValues, user: User, node: Node, value: Any) -> None:
-    try:
-        await shared.save(user, node, value, node.ttl)
-    except StoreUnavailable:
-        raise  # fail closed: a value kept here alone would differ from other workers'
-    except Exception:
-        logger.exception("User-scoped %r: the shared store failed; kept here only", node.name)
+        return False
 
 
 def users_of(app: AppScope) -> UserScope:
@@ -281,3 +376,16 @@ def users_of(app: AppScope) -> UserScope:
     if users is None:
         users = app.users = UserScope(app)
     return cast(UserScope, users)
+
+
+__all__ = [
+    "MAX_USERS",
+    "SHARED_KINDS",
+    "SharedValues",
+    "UserScope",
+    "UserValues",
+    "open_user_scopes",
+    "shared_values",
+    "use_shared_values",
+    "users_of",
+]

@@ -25,8 +25,10 @@ from typing import Any
 
 from ..analysis.graph import Graph
 from ..analysis.nodes import ASYNC, SYNC, Node
+from ..analysis.scopes import answer_bound
 from ..client_requests import QUESTION_CLASSES
 from ..outcomes import OUTCOME_TYPES
+from ..user import CALLING
 
 PENDING: Any = object()
 """A resolver's value before it has run."""
@@ -82,9 +84,13 @@ def _levels(
     fresh = local is not None
     lines = []
     # App-scoped values the call itself uses; those only other app-scoped resolvers use
-    # are the scope's business (it builds them with what needs them).
+    # are the scope's business (it builds them with what needs them). A user-scoped value
+    # that comes from an answer is the call's business too: its question stops what
+    # depends on it, so the call looks each of them up itself, in order.
     looked_up = {t.node for t in graph.targets}
     looked_up.update(d for n in graph.nodes if not n.app for d in n.deps)
+    answered = answer_bound(graph.nodes)
+    looked_up.update(answered)
     if any(node.app for node in graph.nodes):
         lines.append("    appv = res._app_values")
     done = "return _finish(res)" if fresh else "return"
@@ -94,7 +100,8 @@ def _levels(
         nodes = [graph.nodes[i] for i in level]
         for node in nodes:
             if node.app and node.index in looked_up:
-                lines.extend(_app_node(node, namespace))
+                asks = node.index in answered
+                lines.extend(_app_node(node, namespace, asks, local if asks else None))
         waiting = [n for n in nodes if n.is_async and not n.app]
         sync = [n for n in nodes if not n.is_async]
         if sum(1 for n in waiting if not n.inline) + (1 if sync else 0) >= 2:
@@ -142,24 +149,37 @@ def concurrent_level(graph: Graph, level: tuple[int, ...]) -> bool:
     return maybe + (1 if sync else 0) >= 2
 
 
-def _app_node(node: Node, namespace: dict[str, Any]) -> list[str]:
+def _app_node(
+    node: Node, namespace: dict[str, Any], asks: bool = False, local: list[int] | None = None
+) -> list[str]:
     """An app-scoped value: a lookup in the server's scope, which builds it when missing.
 
     Once built it costs a dictionary lookup, less than calling a resolver that returns a
     constant. A build that waits is not learned from (it happens once per lifespan), so
-    the walk's current resolver is cleared for the driver first.
+    the walk's current resolver is cleared for the driver first. A user-scoped value that
+    may come from an answer (`asks`) may instead settle a question in the call: it is
+    not looked up while something it depends on asked, and a first walk (`local` given)
+    hands over to the general walk once it asked.
     """
     i = node.index
     namespace[f"N{i}"] = node
     namespace[f"K{i}"] = node.app_key
-    return [
-        f"    if values[{i}] is _PENDING:",
+    condition = f"values[{i}] is _PENDING"
+    if asks and node.deps:
+        condition += f" and not (res._stuck and res._blocked(N{i}))"
+    lines = [
+        f"    if {condition}:",
         f"        v = appv.get(K{i}, _PENDING)",
         "        if v is _PENDING:",
         "            res._current = None",
         f"            v = await res._app_value(N{i})",
-        f"        values[{i}] = v",
     ]
+    if local is not None:  # a first walk: what is known so far goes to the list
+        lines += ["            if res._stuck:", f"                values[{i}] = v"]
+        lines += _stored(local, "                ")
+        lines.append("                return await _rest(res)")
+    lines.append(f"        values[{i}] = v")
+    return lines
 
 
 def _stored(local: list[int] | None, indent: str) -> list[str]:
@@ -195,6 +215,9 @@ def _async_node(
     for name in node.capability_params:
         caps = "res._capabilities"  # None unless a host gives them
         call_args.append(_keyword(name, caps, namespace, i, len(call_args)))
+    for name in node.user_params:  # the call's signed-in user, as its host set it
+        namespace["_USER"] = CALLING.get
+        call_args.append(_keyword(name, "_USER()", namespace, i, len(call_args)))
     for name in node.key_params:  # the call's idempotency key for this resolver
         call_args.append(_keyword(name, f"res._keys[{i}]", namespace, i, len(call_args)))
     for name, argument in node.argument_params:

@@ -31,6 +31,7 @@ from ..state.at_most_once import DEFAULT_STATE_TTL, AtMostOnce, Principal, Unsea
 from ..state.call_records import CallRecords
 from ..state.replay_guard import ReplayGuard, check_replay_guard
 from ..state.round_state import RoundState, StateError
+from ..user import CALLING
 from . import body_rounds, held, legacy, wire
 from .client_request_wire import parse_reply
 from .connection import Connection, StateCodec
@@ -102,7 +103,7 @@ class ToolFlow:
         self.by_key = {node.key: node for node in graph.nodes}
         # Whether calls need the server lifespan's scope, and what to say when there is none.
         self.app_scoped = bool(graph.app_scoped)
-        self.user_scoped = bool(graph.user_scoped)  # and a signed-in user, whose values
+        self.user_scoped = bool(graph.signed_in)  # and a signed-in user, and their values
         self.scoped = self.app_scoped or self.user_scoped
         self.wants_capabilities = graph.wants_capabilities
         # A resolver recorded once per call, or one taking the call's idempotency key: each
@@ -131,8 +132,11 @@ class ToolFlow:
         return self._legacy(conn, arguments, body)
 
     async def _as_user(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
-        await as_user(conn, self.graph)  # the user's values, or the no-user tool error
-        return await self._generation(conn, arguments, body)
+        entered = await as_user(conn, self.graph)  # the user's values, or the no-user error
+        try:
+            return await self._generation(conn, arguments, body)
+        finally:
+            CALLING.reset(entered)
 
     def _generation(
         self, conn: Connection, arguments: dict[str, Any], body: Body

@@ -23,6 +23,7 @@ from ..sdk_phrases import NOT_ELICITATION, WRONG_KIND
 from ..sdk_phrases import missing_capability as missing_capability_message
 from . import client_request_wire as client_requests
 from .completion import derive_id
+from .translate import Translated
 
 
 def elicitation_id(question: Question, derived: dict[str, str]) -> str:
@@ -187,9 +188,10 @@ def missing_capability(
 
 
 def links_to_open(questions: list[Question]) -> ToolError:
-    """What a user reads when their client cannot show a page: the page, and what to do."""
+    """What a user reads when their client cannot show a page: the page, and what to do
+    (worded whole: `translate` adds no resolver to it, whoever asked)."""
     pages = " and ".join(getattr(q.request, "url", "") for q in questions)
-    return ToolError(
+    return Translated(
         f"This needs a step in your browser, which this app cannot open itself. Open "
         f"{pages}, finish there, then ask again (call this tool again)."
     )

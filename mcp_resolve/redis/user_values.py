@@ -3,11 +3,12 @@
 A value one worker built for a user (a third-party token, a profile) is kept under
 `mcp_resolve:<audience>:uv:<tag>`, where the tag is an HMAC of the user and the
 resolver's key: Redis holds neither who the user is nor which resolver. The value is
-the resolver's return value as JSON (pydantic, by its return annotation), sealed with
-AES-256-GCM under the key ring (`StateSealer`) and bound to that user, that resolver and
-this audience, so a value copied to another key, another user or another service is
-refused and built afresh. It lives in Redis as long as the resolver's `ttl` (or
-`max_age`, for resolvers without one).
+the resolver's return value (or the form's data it was answered with) as JSON, by its
+return annotation, secrets included (`value_json`), sealed with AES-256-GCM under the key
+ring (`StateSealer`) and bound to that user, that resolver and this audience, so a value
+copied to another key, another user or another service is refused and built afresh. It
+lives in Redis as long as the resolver's `ttl` (or `max_age`, for resolvers without one),
+or until the user forgets it (`forget`).
 """
 
 from __future__ import annotations
@@ -21,16 +22,16 @@ from typing import Any
 
 import anyio
 import redis.asyncio as aioredis
-from pydantic import TypeAdapter
 from redis.exceptions import RedisError
 
-from ..analysis.nodes import Node, type_hints
+from ..analysis.nodes import Node
 from ..engine.user_scope import use_shared_values
 from ..seconds import seconds
 from ..state.keys import KeyRing
 from ..state.seal import Binding, InvalidState, StateSealer
 from ..user import User
 from .client import DEFAULT_TIMEOUT, check_timeout, client_for, namespace, unavailable
+from .value_json import ValueJson
 
 STORE = "store of user-scoped values"  # as a client reads it when Redis is down
 
@@ -68,7 +69,7 @@ class RedisUserValues:
             keys, ttl=self.max_age, audience=audience, now=now, max_token_length=max_bytes
         )
         self._now = now
-        self._adapters: dict[int, TypeAdapter[Any]] = {}
+        self._adapters: dict[int, ValueJson] = {}
         self.redis = client_for(redis, self.timeout, "RedisUserValues")
         self._owned = not isinstance(redis, aioredis.Redis)
 
@@ -91,7 +92,7 @@ class RedisUserValues:
             opened = self._sealer.open(token, binding=self._binding(node, tag))
             envelope = json.loads(opened.payload)
             left = float(envelope["exp"]) - self._now()
-            value = self._adapter(node).validate_json(envelope["v"])
+            value = self._json(node).load(envelope["v"])
         except (InvalidState, ValueError, KeyError, TypeError, UnicodeDecodeError):
             logger.warning("A shared value of user-scoped %r was refused; built here", node.name)
             return None
@@ -100,12 +101,19 @@ class RedisUserValues:
     async def save(self, user: User, node: Node, value: Any, ttl: float | None) -> None:
         life = min(ttl or self.max_age, self.max_age)
         tag = self._tag(user, node)
-        data = self._adapter(node).dump_json(value).decode("utf-8")
+        data = self._json(node).dump(value)
         envelope = json.dumps({"v": data, "exp": self._now() + life}, separators=(",", ":"))
         token = self._sealer.seal(envelope, binding=self._binding(node, tag))
         try:
             with anyio.fail_after(self.timeout):
                 await self.redis.set(self.prefix + tag, token, px=math.ceil(life * 1000))
+        except (RedisError, OSError, TimeoutError) as exc:
+            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
+
+    async def forget(self, user: User, node: Node) -> bool:
+        try:
+            with anyio.fail_after(self.timeout):
+                return bool(await self.redis.delete(self.prefix + self._tag(user, node)))
         except (RedisError, OSError, TimeoutError) as exc:
             raise unavailable(self.redis, exc, self.timeout, STORE) from exc
 
@@ -121,10 +129,9 @@ class RedisUserValues:
     def _binding(self, node: Node, tag: str) -> Binding:
         return Binding(_METHOD, node.key, tag)
 
-    def _adapter(self, node: Node) -> TypeAdapter[Any]:
+    def _json(self, node: Node) -> ValueJson:
         """How the resolver's value goes to JSON and back: by its return annotation."""
-        adapter = self._adapters.get(id(node.fn))
-        if adapter is None:
-            returns = type_hints(node.fn).get("return", Any)
-            adapter = self._adapters[id(node.fn)] = TypeAdapter(returns)
-        return adapter
+        found = self._adapters.get(id(node.fn))
+        if found is None:
+            found = self._adapters[id(node.fn)] = ValueJson(node.fn)
+        return found

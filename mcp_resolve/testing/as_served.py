@@ -128,11 +128,16 @@ def declared(capabilities: Any) -> Any:
     return types.ClientCapabilities.model_validate(dict(capabilities))
 
 
-async def values_of_user(app: AppScope, graph: ResolverGraph) -> AppScope:
-    """The signed-in user's values, as a server finds them (the SDK is needed from here)."""
-    from ..protocol.signed_in import values_of_user as of_user
+async def enter_user(app: AppScope | None, graph: ResolverGraph) -> tuple[Any, Any]:
+    """For a graph that needs a signed-in user: the user entered as a server enters them
+    (what a per-call `User` reads), with their values over `app`, and the token that
+    resets the user; or the server's no-user tool error (the SDK is needed from here).
+    Any other graph: `app` as it is, and no token."""
+    if not graph.signed_in:
+        return app, None
+    from ..protocol.signed_in import enter_user as entered
 
-    return await of_user(app, graph)
+    return await entered(app, graph)
 
 
 def reply_parser() -> Any:

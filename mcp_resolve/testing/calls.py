@@ -27,14 +27,14 @@ from ..engine.workers import run_sync
 from ..errors import ResolutionError
 from ..state.call_records import CallRecords
 from ..state.round_state import RoundState
-from ..user import User
+from ..user import CALLING, User
 from .as_served import (
     arguments_validator,
     declared,
+    enter_user,
     fallbacks,
     reply_parser,
     sdk_context_types,
-    values_of_user,
 )
 from .asked import (
     AnswerLike,
@@ -163,10 +163,8 @@ async def call(
     holds it: until `complete(None, elicitation_id)` (the host's, from the test or its
     answer handler, as a webhook would) or the deadline; then its resolver runs again, and
     a step nobody completes ends in the server's error (`was not completed within N s`).
-    The deadline is a test's: `ask_timeout` when given, whatever the question's own
-    `timeout` says; else the question's `timeout`, at most 5 s (`waits.KIT_WAIT`; a server
-    waits 600 s). A wait that lasts over a second logs (`mcp_resolve.testing`, warning)
-    which tool, resolver and question it waits for, and how to complete it.
+    The deadline is a test's (`waits.deadline_of`): `ask_timeout`, over the question's own
+    `timeout`; else that `timeout`, at most 5 s. A long wait logs what it waits for.
     `AskedQuestion.elicitation_id` is the id to complete.
 
     `trace=True` records which resolvers ran, when and where (`CallResult.trace`). `app` keeps
@@ -202,12 +200,15 @@ async def call(
     driver.legacy = mode == "in_process"
     with signed_in(context), signing_in(user):
         async with scope_for(app, graph) as driver.app:
-            if driver.app is not None and graph.user_scoped:
-                driver.app = await values_of_user(driver.app, graph)
-            if mode == "rounds":
-                result = await driver.rounds(running, arguments)
-            else:
-                result = await driver.in_process(running, arguments)
+            driver.app, entered = await enter_user(driver.app, graph)
+            try:
+                if mode == "rounds":
+                    result = await driver.rounds(running, arguments)
+                else:
+                    result = await driver.in_process(running, arguments)
+            finally:
+                if entered is not None:
+                    CALLING.reset(entered)
     return CallResult(result, driver.questions, driver.round, mode, recorder)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio
 import pytest
@@ -107,10 +107,35 @@ def test_an_app_scoped_resolver_may_not_hold_a_users_value() -> None:
     assert "depends on the user-scoped resolver 'per_user'" in info.value.problem
 
 
-def test_only_a_user_scoped_resolver_takes_the_user() -> None:
+@pytest.mark.parametrize("mode", ["rounds", "in_process"])
+async def test_a_per_call_resolver_takes_the_calls_user_too(mode: Any) -> None:
+    alice = await call(user_in_a_call, user="alice", mode=mode)
+    bob = await call(user_in_a_call, user=User("bob", "https://id.example"), mode=mode)
+    assert (alice.result, bob.result) == ("alice", "bob")
+
+
+async def test_a_per_call_resolver_taking_the_user_needs_one() -> None:
+    with pytest.raises(ToolError) as info:
+        await call(user_in_a_call)
+    assert str(info.value) == (
+        "Tool 'user_in_a_call': resolver 'per_call_user' for parameter 'value' takes the "
+        "signed-in User ('user'), but this call has no signed-in user: the server needs MCP "
+        "authorization, and the client must sign in"
+    )
+
+
+async def app_wide(user: User) -> str:
+    return user.subject
+
+
+async def user_in_the_app(value: Annotated[str, Resolve(app_wide, scope="app")]) -> str:
+    return value
+
+
+def test_an_app_scoped_resolver_does_not_take_the_user() -> None:
     with pytest.raises(InvalidSignature) as info:
-        ResolverGraph.from_function(user_in_a_call)
-    assert (info.value.resolver, info.value.parameter) == ("per_call_user", "user")
+        ResolverGraph.from_function(user_in_the_app)
+    assert (info.value.resolver, info.value.parameter) == ("app_wide", "user")
     assert 'scope="user"' in info.value.fix
 
 
@@ -189,3 +214,29 @@ async def test_a_call_whose_user_was_just_dropped_is_told_to_call_again() -> Non
             async with graph.start({}, app=alices) as resolution:
                 await resolution.resolve()
     assert info.value.resolver == "view"
+
+
+async def kept_long(user: User) -> str:
+    return user.subject
+
+
+async def uses_kept_long(value: Annotated[str, Resolve(kept_long, scope="user", ttl=86400)]) -> str:
+    return value
+
+
+async def test_the_expiry_heap_stays_bounded_with_the_users_kept() -> None:
+    """Each build with a `ttl` adds an expiry; those of users dropped past the bound (with
+    a long `ttl`, far from due) must not pile up: the heap grows with the values kept."""
+    graph = ResolverGraph.from_function(uses_kept_long)
+    (node,) = graph.nodes
+    async with AppScope() as app:
+        users = users_of(app)
+        users.max_users = 100
+        sizes = []
+        for i in range(3_000):
+            values = await users.of(User(f"user-{i}"))
+            assert await values.value(graph, node) == f"user-{i}"
+            sizes.append(len(users._order))
+        assert len(users) == 100
+    assert max(sizes) <= 2 * 100 + 1
+    assert sizes[-1] >= 100  # every user kept still has their expiry

@@ -354,3 +354,29 @@ async def test_the_front_writes_a_tasks_records_in_one_transaction(
     written = sorted(cmd.split(" ")[1].split(":")[-2] for cmd in inside if cmd.startswith("SET"))
     assert written == ["declared", "owner", "user"]
     assert len(ours) == len(inside)  # nothing of the task's records outside the transaction
+
+
+async def test_a_user_scoped_question_in_a_task_is_asked_once_per_user(
+    deployment: dict[str, Any],
+) -> None:
+    """The task's leg asks (input_required), the answer comes by `tasks/update`, the next
+    leg keeps it as the user's value (in Redis): the user's next task, and their call in
+    the foreground on the front, are not asked; another user is."""
+    deployment["worker"]()
+    async with Client(deployment["url"], auth="alice", elicitation_handler=go_on) as alice:
+        task = await call_tool_task(alice, "my_workspace", {})
+        parked = await task.wait(state="input_required", timeout=60)
+        ((key, request),) = (parked.input_requests or {}).items()
+        assert request["params"]["message"] == "Which workspace, alice?"
+        await update(alice, task.task_id, {key: {"action": "accept", "content": {"name": "acme"}}})
+        first = await ToolTask(alice, "my_workspace", task.create_result).wait(timeout=60)
+        second = await (await call_tool_task(alice, "my_workspace", {})).wait(timeout=60)
+        now = await alice.call_tool("my_workspace", {})  # in the foreground, on the front
+    assert now.data == "acme"
+    assert (first.status, _text(first)) == ("completed", "acme")
+    assert (second.status, _text(second)) == ("completed", "acme")  # no input_required
+    async with Client(deployment["url"], auth="bob", elicitation_handler=go_on) as bob:
+        task = await call_tool_task(bob, "my_workspace", {})
+        parked = await task.wait(state="input_required", timeout=60)
+        ((_, request),) = (parked.input_requests or {}).items()
+    assert request["params"]["message"] == "Which workspace, bob?"

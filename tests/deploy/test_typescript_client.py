@@ -194,3 +194,28 @@ def test_the_typescript_client_gives_up_at_its_own_timeout_with_sdk_error(
     )
     cancelled = "notifications/cancelled" in failed["sent"]
     assert cancelled is (negotiation == "legacy"), failed["sent"]
+
+
+SNIPPET = ROOT / "docs" / "snippets" / "typescript_client.mjs"
+
+
+@pytest.mark.parametrize("negotiation", NEGOTIATIONS)
+def test_the_docs_typescript_client_runs_as_written(negotiation: str, tmp_path: Path) -> None:
+    """docs/protocol-generations.md shows this file; it runs as a user would run it, its
+    bare import found in a `node_modules` beside it, and prints what the page says."""
+    (tmp_path / "node_modules").symlink_to(MODULES, target_is_directory=True)
+    copy = tmp_path / SNIPPET.name
+    copy.write_text(SNIPPET.read_text(encoding="utf-8"), encoding="utf-8")
+    with http_server("files") as url:
+        done = subprocess.run(
+            [str(NODE), str(copy), url, negotiation], capture_output=True, text=True, timeout=60
+        )
+    assert done.returncode == 0, done.stderr
+    printed = done.stdout.strip()
+    assert json.loads(printed) == {
+        "version": NEGOTIATIONS[negotiation],
+        "result": "deleted /tmp/project",
+    }
+    assert done.stderr.strip() == "asked: /tmp/project has 2 file(s). Delete anyway?"
+    page = (ROOT / "docs" / "protocol-generations.md").read_text(encoding="utf-8")
+    assert f"\n{printed}\n" in page

@@ -117,6 +117,24 @@ async def my_card_later(ok: Annotated[Go, Resolve(go)], card: Card) -> str:
     return described(card)
 
 
+class Workspace(BaseModel):
+    name: str
+
+
+async def ask_workspace(user: User) -> Workspace | Elicit[Workspace]:
+    """Asked once per user: the answer is kept as the user's value (shared in Redis)."""
+    return Elicit(f"Which workspace, {user.subject}?", Workspace)
+
+
+@app.tool(task=TASK)
+@resolved
+async def my_workspace(
+    ws: Annotated[Workspace, Resolve(ask_workspace, scope="user", ttl=3600)],
+) -> str:
+    """The user's workspace, in a background task: its first leg asks, once per user."""
+    return ws.name
+
+
 PROVIDER = os.environ.get("OIDC_PROVIDER")
 if PROVIDER:
     keys = KeyRing.from_env()

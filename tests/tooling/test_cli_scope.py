@@ -308,3 +308,78 @@ def test_a_user_scoped_resolver_needs_mcp_authorization(
     if status:
         assert "is user-scoped (it fills parameter 'account'), but this MCPServer has no " in out
         assert "fix: give the server auth=AuthSettings(...) and a token_verifier" in out
+
+
+ASKS_ONCE = """
+from typing import Annotated
+
+from pydantic import BaseModel
+
+from mcp_resolve import Elicit, Resolve, User
+
+
+class Workspace(BaseModel):
+    name: str
+
+
+async def ask_workspace(user: User) -> Workspace | Elicit[Workspace]:
+    return Elicit("Which workspace?", Workspace)
+
+
+async def issues(ws: Annotated[Workspace, Resolve(ask_workspace, scope="user", ttl=3600)]) -> str:
+    return ws.name
+"""
+
+
+def test_the_graph_shows_that_a_user_scoped_resolver_asks_once_per_user(
+    run: Run, tmp_path: Path
+) -> None:
+    path = tmp_path / "asks_once.py"
+    path.write_text(textwrap.dedent(ASKS_ONCE), encoding="utf-8")
+    status, out, _ = run("graph", f"{path}:issues")
+    assert status == 0
+    assert "user-scoped, kept 3600 s · asks once per user: form Workspace" in out
+    status, out, _ = run("graph", "--mermaid", f"{path}:issues")
+    assert "user-scoped, kept 3600 s<br/>asks once per user: form Workspace" not in out
+    assert "asks once per user: form Workspace<br/>user-scoped, kept 3600 s" in out
+
+
+def test_check_passes_a_user_scoped_resolver_that_asks_and_counts_its_question(
+    run: Run, tmp_path: Path
+) -> None:
+    path = tmp_path / "asks_once_server.py"
+    path.write_text(
+        textwrap.dedent(ASKS_ONCE)
+        + "from mcp_resolve.mcp import ResolvingMCPServer\n"
+        + AUTHORIZED
+        + 'server = ResolvingMCPServer("accounts", **AUTH)\nserver.tool()(issues)\n',
+        encoding="utf-8",
+    )
+    status, out, _ = run("check", f"{path}:server")
+    assert status == 0, out
+    assert out.endswith(": 1 tool checked, 1 resolver, 1 question (1 form); no problems\n")
+
+
+def test_check_refuses_a_user_scoped_resolver_that_samples(run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "user_samples.py"
+    path.write_text(
+        textwrap.dedent(
+            """
+            from typing import Annotated
+
+            from mcp_resolve import Resolve, Sample, User
+
+
+            async def summary(user: User) -> str | Sample:
+                return Sample([], max_tokens=5)
+
+
+            async def digest(text: Annotated[str, Resolve(summary, scope="user")]) -> str:
+                return text
+            """
+        ),
+        encoding="utf-8",
+    )
+    status, out, _ = run("check", f"{path}:digest")
+    assert status == 1
+    assert "a request to the client (sampling), whose answer belongs to one connection" in out

@@ -43,6 +43,15 @@ def test_the_readme_documents_every_extra_a_user_installs() -> None:
     assert 'pip install "mcp-resolve[mcp]"' in readme
 
 
+def test_the_readme_names_the_folder_the_makefile_installs_the_typescript_client_into() -> None:
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    found = re.search(r"^TS_DIR\s*:=\s*(\S+)$", makefile, re.MULTILINE)
+    assert found is not None
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    folders = re.findall(r"into `(\.[\w-]+)/`", readme)
+    assert folders == [found.group(1)]
+
+
 def _lowest() -> object:
     spec = importlib.util.spec_from_file_location("lowest", ROOT / ".ci" / "lowest.py")
     assert spec is not None

@@ -108,6 +108,15 @@ BROWSER_FORMS = {
     # one-time link bound to the signed-in user, an anti-forgery value, a bounded body;
     # tests/trust/test_secret_forms.py and test_browser_pages.py attack it).
     ("issue_tracker", "/mcp-resolve/pages/{token}"),
+    # The connections page's disconnect form: the signed-in user's own browser, the same
+    # anti-forgery value (tests/trust/test_browser_connections.py and
+    # tests/hosts/test_oauth_lifecycle.py attack it).
+    ("issue_tracker", "/mcp-resolve/oauth/connections"),
+    # The approval and passkeys pages: a WebAuthn assertion with user verification, bound to
+    # the signed-in user (tests/hosts/test_approvals.py, tests/trust/test_browser_approvals.py
+    # and tests/trust/test_browser_passkeys.py attack them).
+    ("repositories", "/mcp-resolve/approvals/{token}"),
+    ("repositories", "/mcp-resolve/approvals/passkeys"),
 }
 
 
