@@ -15,7 +15,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: demo test lint docs bench clean redis-server haproxy conformance npm dist test-lowest \
-	test-latest lock typescript chromium browser
+	test-latest test-fastmcp42 lock typescript chromium browser
 
 # pip's own output is a wall of text; this shows one line that counts what pip collects, then
 # what it installs. pip's errors (stderr) are shown as they are; pipefail keeps its status.
@@ -95,6 +95,29 @@ find-python = py=$$(pyenv prefix "$$(pyenv latest $(1) 2>/dev/null)" 2>/dev/null
 # client and the browser see, is the same on every Python.
 test-%: .venv-%/.installed redis-server haproxy
 	.venv-$*/bin/python $(PYTEST) -m "not wheel and not typescript and not browser"
+
+# The fastmcp host on fastmcp's 4.2 line, in .venv-fastmcp42: fastmcp-tasks pins fastmcp-slim
+# to its own version and has no 4.2 release, so `dev` (like the tasks extra) holds fastmcp at
+# 4.1. This venv has the rest of `dev` at the versions constraints.txt pins and fastmcp
+# $(FASTMCP42) (.ci/fastmcp42.py), and runs the tests of the fastmcp host that need no tasks
+# (`-k fastmcp`: the fastmcp test files and each host test's fastmcp case). CI runs it, fatal.
+FASTMCP42 := 4.2.3
+F42 := .venv-fastmcp42
+$(F42)/.installed: pyproject.toml $(CONSTRAINTS) .ci/fastmcp42.py
+	@echo "Setting up $(F42): the fastmcp host on fastmcp $(FASTMCP42), without tasks"
+	rm -rf $(F42) && $(PYTHON) -m venv $(F42)
+	@$(F42)/bin/python -m pip install --quiet --upgrade pip
+	$(F42)/bin/python .ci/fastmcp42.py --constraints > $(F42)/constraints.txt
+	$(F42)/bin/python .ci/fastmcp42.py $(FASTMCP42) > $(F42)/requirements.txt
+	@PYTHONUNBUFFERED=1 $(F42)/bin/python -m pip install --progress-bar off \
+		-c $(F42)/constraints.txt -e . -r $(F42)/requirements.txt | $(PROGRESS)
+	@touch $@
+
+test-fastmcp42: $(F42)/.installed redis-server
+	$(F42)/bin/python -c "from importlib.metadata import version as v; \
+		assert v('fastmcp') == '$(FASTMCP42)' and v('fastmcp-slim') == '$(FASTMCP42)', v('fastmcp')"
+	$(F42)/bin/python $(PYTEST) -k fastmcp -m "not wheel and not typescript and not browser" \
+		tests/hosts tests/core tests/trust tests/tooling tests/state
 
 # The suite with every dependency we declare at its lower bound (.ci/lowest.py turns
 # pyproject's `>=` bounds into `==` pins), in .venv-lowest, on the lowest Python we support.

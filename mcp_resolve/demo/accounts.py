@@ -24,7 +24,7 @@ import anyio.to_thread
 import httpx2
 from mcp import Client
 
-from .processes import free_port, http_server
+from .processes import entered_in_thread, free_port, http_server
 from .user_session import NEEDS, USER, mcp_client, mcp_token, openid_provider
 
 NOTIFIER_KEY = "ntf_live_" + "7c41e09b2d5f"  # what the user types on the page
@@ -141,7 +141,7 @@ async def signed_in_client(
     """The example on Streamable HTTP beside a local OpenID provider; the user's MCP client
     (with an MCP access token naming the user) and their browser, not signed in. `wire` is the
     MCP client's HTTP transport (a test's, to read every message)."""
-    with served(server) as (url, token):
+    async with entered_in_thread(served(server)) as (url, token):
         browser = UsersBrowser(url.removesuffix("/mcp"))
         try:
             print(

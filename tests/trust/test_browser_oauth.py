@@ -26,6 +26,7 @@ from support.oidc_provider import Provider
 from support.trust_kit import MODES
 
 from mcp_resolve.demo import accounts
+from mcp_resolve.demo.processes import entered_in_thread
 
 pytestmark = [
     pytest.mark.anyio,
@@ -133,7 +134,7 @@ async def test_the_example_in_a_real_browser_sign_in_consent_and_the_key_page(
         links.append(params.url)
         return types.ElicitResult(action="accept")
 
-    with accounts.served("issue_tracker") as (url, token):
+    async with entered_in_thread(accounts.served("issue_tracker")) as (url, token):
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, transport=wire)
         results: list[types.CallToolResult] = []
         transport = streamable_http_client(url, http_client=http)
