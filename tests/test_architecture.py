@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
     "tooling": 10,
 }
 AUTHORING = {
+    "ask",
     "markers",
     "client_requests",
     "outcomes",

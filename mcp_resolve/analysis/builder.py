@@ -23,6 +23,7 @@ from ..schema import render_elicitation_schema
 from ..sdk_phrases import cycle, two_questions, unfillable
 from ..user import User
 from .arguments import argument_names, context_like, unfillable_fix
+from .asked_arguments import ask_marker
 from .blocking import declare_blocking, settle_inline_nodes
 from .depends import DependsMarker
 from .edges import union_members
@@ -137,11 +138,15 @@ class _Builder(ParameterReader):
             annotation = hints.get(param.name, param.annotation)
             if not self.acceptable(annotation, None, param.name):
                 continue
+            ask, annotation = ask_marker(annotation)
             marker, inner = self.marker(annotation, None, param.name, param.default)
+            if ask is not None:  # an argument too (in `model`): the client may send it
+                marker = self.asked(ask, marker, param, inner, model)
             if marker is not None:
                 node_id = self.visit(marker, param.name)
                 if node_id is not None:
-                    self.check_fit(inner, self.nodes[node_id], None, param.name)
+                    if ask is None:
+                        self.check_fit(inner, self.nodes[node_id], None, param.name)
                     raw_targets.append((param.name, node_id, inner))
             elif self.is_context(annotation):
                 context.append(param.name)
@@ -152,8 +157,8 @@ class _Builder(ParameterReader):
             self.bind_arguments(self.nodes[node_id], aliases)
         nodes = self.finish()
         targets = tuple(
-            Target(name, self.nodes[node_id].index, *self.converter(inner, None, name))
-            for name, node_id, inner in raw_targets
+            Target(name, self.nodes[n].index, *self.target_converter(inner, name, model))
+            for name, n, inner in raw_targets
         )
         if self.problems:
             return None

@@ -167,6 +167,8 @@ class WrappedFunction:
         self.invoke: Body = self._invoke  # one bound method for every call
         if self.own_ctx is None and self.is_async:  # the body alone: no branch on each call
             self.invoke = _plain_body(fn)
+        if graph.asked_parameters:  # its resolved value, not the argument, reaches the body
+            self.invoke = _asked_body(self.invoke)
         self.plain_run = type(self).run is WrappedFunction.run
         self.wrapper = self._make_wrapper()
 
@@ -191,6 +193,9 @@ class WrappedFunction:
 
     def _make_wrapper(self) -> Callable[..., Awaitable[Any]]:
         hints = get_type_hints(self.fn, include_extras=True)
+        asked = {
+            p.name: p for p in self.graph.model_parameters if p.name in self.graph.asked_parameters
+        }
         params = []
         hidden = self.context_names if self.context_hidden else ()
         for param in self.signature.parameters.values():
@@ -198,7 +203,10 @@ class WrappedFunction:
                 continue
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 continue
-            params.append(param.replace(annotation=hints.get(param.name, param.annotation)))
+            shown = asked.get(param.name)  # as the client sees it: optional
+            params.append(
+                shown or param.replace(annotation=hints.get(param.name, param.annotation))
+            )
         if self.own_ctx is None and not self.context_hidden:
             params.append(
                 inspect.Parameter(
@@ -311,3 +319,13 @@ def _plain_body(fn: Callable[..., Any]) -> Body:
         return fn(**arguments, **values)
 
     return invoke
+
+
+def _asked_body(invoke: Body) -> Body:
+    """`invoke` for a tool with `Ask(...)` parameters: each is among the arguments (None
+    when the client left it out) and among the resolved values (what the tool takes)."""
+
+    def body(conn: Connection, arguments: dict[str, Any], values: dict[str, Any]) -> Any:
+        return invoke(conn, {k: v for k, v in arguments.items() if k not in values}, values)
+
+    return body
