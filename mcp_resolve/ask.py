@@ -13,8 +13,8 @@ class Ask:
     `project: Annotated[str, Ask("Which project?")]`.
 
     The parameter stays in the tool's input schema, optional: a client that sends it is
-    not asked, and one that leaves it out (or sends `null`) makes the call ask the user
-    for exactly that field, with `message`, on either protocol generation. The form is
+    not asked, and one that leaves it out makes the call ask the user for exactly that
+    field, with `message`, on either protocol generation. The form is
     built from the parameter's own type and constraints (`Field(description=..., ge=...)`,
     a `Literal` or an enum for choices), and the answer is validated as the argument
     would have been. A value the client sends that fails validation is refused as any
