@@ -18,21 +18,22 @@ from typing import Any
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.request_state import authenticated_principal
 from mcp_types import InputRequiredResult
-from mcp_types.version import is_version_at_least
 
 from ..analysis.graph import Graph
+from ..analysis.overrides import overrides
 from ..engine.graph import ResolverGraph
 from ..engine.questions import Question
 from ..engine.resolution import Resolution
 from ..engine.results import Resolved, Suspended
-from ..engine.tracing import start_call
+from ..engine.tracing import OTEL, PROXY, start_call
 from ..state.at_most_once import DEFAULT_STATE_TTL, AtMostOnce, Principal, Unsealed, check_state_ttl
 from ..state.replay_guard import ReplayGuard, check_replay_guard
 from ..state.round_state import RoundState, StateError
 from ..state.seal import OversizedState
 from . import body_rounds, held, legacy, wire
 from .client_request_wire import parse_reply
-from .connection import Connection, StateCodec
+from .connection import MODERN, Connection, StateCodec, modern_versions
+from .connection import is_modern as _is_modern
 from .held_limits import DEFAULT_MAX_HELD, DEFAULT_MAX_HELD_PER_OWNER, HeldLimits
 from .legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
 from .lifespan import no_app_scope
@@ -43,14 +44,14 @@ from .translate import cleanup_failure, translate
 
 logger = logging.getLogger("mcp_resolve")
 
-MODERN = "2026-07-28"
 DEFAULT_MAX_ROUNDS = 16
 DEFAULT_MAX_STATE_BYTES = 16 * 1024
 
 
 Body = Callable[[Connection, dict[str, Any], dict[str, Any]], Awaitable[Any]]
 """`body(connection, arguments, values)`: the tool run with its resolved `values` (hosts pass
-a method made once, so a call allocates no closure for it)."""
+a method made once, so a call allocates no closure for it). A body that only calls the tool
+function with them says so with a `tool` attribute, and the flow calls that itself."""
 
 
 class ToolFlow:
@@ -119,9 +120,9 @@ class ToolFlow:
                 raise no_app_scope(self.graph, self.app_scope_hint)
             if self.user_scoped:
                 return self._as_user(conn, arguments, body)
-        modern = _modern_versions.get(conn.version)  # `_generation`, one frame fewer
+        modern = modern_versions.get(conn.version)  # `_generation`, one frame fewer
         if modern or (modern is None and _is_modern(conn.version)):
-            return self._modern(conn, arguments, body)
+            return self.modern(conn, arguments, body)
         return self._legacy(conn, arguments, body)
 
     async def _as_user(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
@@ -131,9 +132,9 @@ class ToolFlow:
     def _generation(
         self, conn: Connection, arguments: dict[str, Any], body: Body
     ) -> Awaitable[Any]:
-        modern = _modern_versions.get(conn.version)
+        modern = modern_versions.get(conn.version)
         if modern or (modern is None and _is_modern(conn.version)):
-            return self._modern(conn, arguments, body)
+            return self.modern(conn, arguments, body)
         return self._legacy(conn, arguments, body)
 
     async def _legacy(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
@@ -166,7 +167,9 @@ class ToolFlow:
             await self.leave(resolution, closing)
         return result
 
-    async def _modern(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
+    async def modern(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
+        """A call on a 2026-07-28 connection (a host that knows it is one may call it
+        straight, as `run` would)."""
         state = _FIRST_ROUND
         if conn.request_state is not None:
             opened = Unsealed(conn.request_state)
@@ -178,11 +181,19 @@ class ToolFlow:
                 logger.info("Tool %r: request state ignored (%s); asking again", self.tool, exc)
             if self.once is not None:
                 await self.once.claim(state, conn.request_context, opened.expires_at)
-        trace = start_call(self.tool, MODERN, state.rounds + 1)
-        if trace is None and not self.wants_capabilities:  # `start`, one frame fewer
-            resolution = self.graph.start(arguments, conn.context, conn.app)
-        else:
+        proxy, trace = PROXY, None  # `start_call` only when a span may record (see PROXY)
+        if proxy is not None and (
+            proxy._real_tracer is not None or OTEL._TRACER_PROVIDER is not None
+        ):
+            trace = start_call(self.tool, MODERN, state.rounds + 1)
+        graph, first = self.graph, None
+        if trace is not None or self.wants_capabilities:
             resolution = self.start(conn, arguments, trace)
+        elif overrides.version == graph.seen_version and not graph.depends:  # `start`, inline
+            resolution = Resolution(graph, graph.plan, arguments, conn.context, conn.app)
+            first = graph.plan.first  # `resolve` hands back its first walk: call it here
+        else:
+            resolution = graph.start(arguments, conn.context, conn.app)
         # Left by hand, as `async with resolution` would (`Resolution.closing`); resolver
         # failures are translated before cleanup sees them, the body's own are not.
         try:
@@ -197,7 +208,10 @@ class ToolFlow:
                         trace.answered(responses, state.rounds)
                     answers = state.answers_with(responses)
                     del responses  # in `answers`; this frame may wait for long (`held`)
-                outcome = await resolution.resolve(answers)
+                if first is None or answers:
+                    outcome = await resolution.resolve(answers)
+                else:
+                    outcome = await first(resolution)
                 # The rare branches nest under one check: a resolved call pays for one.
                 if isinstance(outcome, Suspended):  # no coroutine for `settled` otherwise
                     outcome = await self.settled(conn, resolution, outcome, upfront)
@@ -229,7 +243,13 @@ class ToolFlow:
                         conn.request_state is not None or conn.input_responses
                     ):  # The channel carried the resolvers' state: the body sees only its own.
                         conn.body_round = body_rounds.body_round(state, conn.input_responses)
-                    result = await body(conn, arguments, outcome.values)
+                    tool = getattr(body, "tool", None)  # the body only calls it: no frame
+                    values = outcome.values
+                    result = await (
+                        body(conn, arguments, values)
+                        if tool is None
+                        else tool(**arguments, **values)
+                    )
                     if isinstance(result, InputRequiredResult):
                         try:
                             result = self._body_asked(state, resolution, conn, result)
@@ -241,9 +261,10 @@ class ToolFlow:
             if closing is not None:
                 await self.leave(resolution, closing)
             raise
-        closing = resolution.closing(None)
-        if closing is not None:
-            await self.leave(resolution, closing)
+        if trace is not None or resolution.exits is not None:  # else `closing` has nothing
+            closing = resolution.closing(None)  # a span to end, or a generator that yielded
+            if closing is not None:
+                await self.leave(resolution, closing)
         return result
 
     async def settled(
@@ -371,14 +392,3 @@ class ToolFlow:
 
 
 _FIRST_ROUND = RoundState()
-_modern_versions: dict[str | None, bool] = {None: False}
-
-
-def _is_modern(version: str | None) -> bool:
-    """Whether a negotiated version returns questions instead of asking mid-call (cached)."""
-    known = _modern_versions.get(version)
-    if known is None:
-        known = is_version_at_least(version, MODERN)  # type: ignore[arg-type]
-        if len(_modern_versions) < 64:
-            _modern_versions[version] = known
-    return known

@@ -218,11 +218,7 @@ class WrappedFunction:
             # Frameworks leave this arm out when they derive the output schema.
             returns = Union[returns, types.InputRequiredResult]  # noqa: UP007
 
-        host = self
-
-        async def wrapper(*args: Any, **kwargs: Any) -> Any:
-            return await host.call(args, kwargs)
-
+        wrapper = self.entry()
         functools.update_wrapper(wrapper, self.fn)
         del wrapper.__wrapped__  # type: ignore[attr-defined]  # frameworks must see our signature
         wrapper.__signature__ = self.signature.replace(  # type: ignore[attr-defined]
@@ -232,6 +228,16 @@ class WrappedFunction:
         if returns is not inspect.Parameter.empty:
             wrapper.__annotations__["return"] = returns
         wrapper.__mcp_resolve_graph__ = self.graph  # type: ignore[attr-defined]
+        return wrapper
+
+    def entry(self) -> Callable[..., Awaitable[Any]]:
+        """The coroutine function registered (given its signature by `_make_wrapper`); a
+        host may return one that does `call`'s work for its own context in one frame."""
+        call = self.call
+
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return await call(args, kwargs)
+
         return wrapper
 
     def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Awaitable[Any]:
@@ -318,6 +324,7 @@ def _plain_body(fn: Callable[..., Any]) -> Body:
     def invoke(conn: Connection, arguments: dict[str, Any], values: dict[str, Any]) -> Any:
         return fn(**arguments, **values)
 
+    invoke.tool = fn  # type: ignore[attr-defined]  # what the flow may call itself
     return invoke
 
 

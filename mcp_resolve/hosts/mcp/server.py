@@ -14,7 +14,7 @@ is chosen per request from `ctx.protocol_version`:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -26,10 +26,10 @@ from ...analysis.injected import uses_resolvers
 from ...errors import InvalidSignature as ResolveInvalidSignature
 from ...protocol.body_rounds import BodyRound
 from ...protocol.completion import announce
-from ...protocol.connection import Connection
+from ...protocol.connection import Connection, modern_versions
 from ...protocol.lifespan import scope_of, unkept_app_scope
 from ...protocol.no_request import outside_a_request
-from ...protocol.wrapping import WrappedFunction
+from ...protocol.wrapping import CONTEXT_PARAMETER, WrappedFunction
 
 
 class _Host(WrappedFunction):
@@ -64,6 +64,54 @@ class _Host(WrappedFunction):
         )
         return view
 
+    def entry(self) -> Callable[..., Awaitable[Any]]:
+        """`call`, `connection` and the flow's choice of generation in the wrapper's one
+        frame, for the call MCPServer makes: keyword arguments, the SDK's own `Context` of
+        a request, no scope to find. Anything else takes `call`, the general path.
+
+        Each frame cut from the host path is a tenth to a third of a microsecond, on a
+        path of about ten (benchmarks/README.md, "The margin on MCPServer"); the counts
+        are held to a budget by tests/hosts/test_host_path_budget.py.
+        """
+        call = self.call
+        if self.context_hidden or self.flow.scoped or not self.plain_run or self.nothing_to_resolve:
+            return super().entry()
+        key = self.own_ctx or CONTEXT_PARAMETER
+        own_ctx, resolved, model, names = (
+            self.own_ctx,
+            self.resolved_names,
+            self.model_set,
+            self.model_names,
+        )
+        flow, invoke = self.flow, self.invoke
+        modern, run = flow.modern, flow.run
+
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            ctx = kwargs.get(key)
+            if args or type(ctx) is not Context or not resolved.isdisjoint(kwargs):
+                return await call(args, kwargs)
+            private = ctx.__pydantic_private__
+            request = private.get("_request_context") if private else None
+            if request is None:  # `await server.call_tool(...)`: no request behind it
+                return await call(args, kwargs)
+            if own_ctx is None:
+                del kwargs[key]
+                arguments = kwargs if kwargs.keys() == model else _only(kwargs, names)
+            else:
+                arguments = _only(kwargs, names)
+            params = request.params or {}
+            responses = ctx.input_responses if "inputResponses" in params else None
+            version = request.protocol_version
+            conn = Connection(  # as `connection` builds it
+                version, request.session, request.request_id, params.get("requestState"),
+                responses, ctx, None, request, None,
+            )  # fmt: skip
+            if modern_versions.get(version):
+                return await modern(conn, arguments, invoke)
+            return await run(conn, arguments, invoke)
+
+        return wrapper
+
     def connection(self, ctx: Context) -> Connection:
         private = getattr(ctx, "__pydantic_private__", None)  # `request_context_of`, inline
         request = private.get("_request_context") if private else None
@@ -79,6 +127,11 @@ class _Host(WrappedFunction):
             request.protocol_version, request.session, request.request_id, state, responses,
             ctx, None, request, app,
         )  # fmt: skip
+
+
+def _only(kwargs: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """The tool's own arguments among `kwargs`."""
+    return {name: kwargs[name] for name in names if name in kwargs}
 
 
 class InvalidSignature(ResolveInvalidSignature, SDKInvalidSignature):
