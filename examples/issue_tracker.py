@@ -13,9 +13,10 @@ this server, both for the signed-in user; neither ever passes through the MCP cl
 
 What arrives from outside is verified by mcp_resolve before anything changes: the
 connect link and the form link are signed, expiring, one-time and bound to the user (the
-browser must prove the same user, with the cookie `POST /sign-in` sets); the callback
-takes only a `state` this server made (once) and exchanges the code with its PKCE
-verifier; a form is posted with an anti-forgery value bound to the link and the browser.
+browser must prove the same user: a browser that is not signed in is sent to sign in at
+the identity provider, `SignIn`, and comes back to the link); the callbacks take only a
+`state` this server made (once) and exchange the code with its PKCE verifier; a form is
+posted with an anti-forgery value bound to the link and the browser.
 
 Environment (every worker gets the same; a real deployment reads them from its secrets):
 
@@ -27,6 +28,10 @@ Environment (every worker gets the same; a real deployment reads them from its s
 - `ISSUE_TRACKER_PROVIDER`: the tracker's OpenID provider (`https://tracker.example`);
   `ISSUE_TRACKER_CLIENT_ID` and `ISSUE_TRACKER_CLIENT_SECRET`: this app's registration
   there, with `<base>/mcp-resolve/oauth/callback` as its redirect URL;
+- `ISSUE_TRACKER_ISSUER`: the OpenID provider your users sign in at, whose users the MCP
+  access tokens name (by default the tracker's provider: the demo runs one for both);
+  `ISSUE_TRACKER_PAGES_CLIENT_ID` and `ISSUE_TRACKER_PAGES_CLIENT_SECRET`: this server's
+  registration there, with `<base>/mcp-resolve/sign-in/callback` as its redirect URL;
 - `ISSUE_TRACKER_TOKEN_SECRET`: signs the MCP access tokens of this example's stand-in
   authorization server (below).
 
@@ -48,15 +53,13 @@ import httpx2
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import RequestStateSecurity
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field, SecretStr
-from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, Response
 
 from mcp_resolve import ElicitURL, Resolve, User
 from mcp_resolve.mcp import ResolvingMCPServer
 from mcp_resolve.oauth import OAuth, OAuthProvider, ProviderToken
-from mcp_resolve.pages import Pages, SignedInCookie
+from mcp_resolve.pages import Pages, SignIn
+from mcp_resolve.pages.openid import OpenIDConnect
 from mcp_resolve.seal import KeyRing
 
 STATE_KEYS = [
@@ -66,14 +69,23 @@ STATE_KEYS = [
 keys = KeyRing(*STATE_KEYS)
 BASE = os.environ.get("ISSUE_TRACKER_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
 PROVIDER = os.environ.get("ISSUE_TRACKER_PROVIDER", "http://127.0.0.1:9400").rstrip("/")
+ISSUER = os.environ.get("ISSUE_TRACKER_ISSUER", PROVIDER).rstrip("/")
 TOKEN_SECRET = os.environ.get("ISSUE_TRACKER_TOKEN_SECRET") or secrets.token_urlsafe(32)
 
 # Across workers: the same keys and base URL everywhere, and the stores in Redis
-# (RedisOAuthStore, RedisReplayGuard, RedisFinishedPages, RedisPageAnswers, and
-# RedisCompletionBus); the in-memory defaults here serve one process.
-signed_in = SignedInCookie(keys, secure=BASE.startswith("https://"))
-pages = Pages(keys, BASE, browser=signed_in)
-oauth = OAuth(keys, BASE, browser=signed_in)
+# (RedisOAuthStore, RedisReplayGuard for the pages and the sign-in, RedisFinishedPages,
+# RedisPageAnswers, and RedisCompletionBus); the in-memory defaults here serve one process.
+sign_in = SignIn(  # a browser with no user signs in at the identity provider, and returns
+    keys,
+    BASE,
+    openid=OpenIDConnect(
+        ISSUER,
+        client_id=os.environ.get("ISSUE_TRACKER_PAGES_CLIENT_ID", "issue-tracker-pages"),
+        client_secret=os.environ.get("ISSUE_TRACKER_PAGES_CLIENT_SECRET", "a demo secret"),
+    ),
+)
+pages = Pages(keys, BASE, sign_in=sign_in)
+oauth = OAuth(keys, BASE, sign_in=sign_in)
 tracker_app = OAuthProvider(
     "tracker",
     title="Issue Tracker",
@@ -92,13 +104,16 @@ def mcp_token(user: str) -> str:
 class StandInTokens:
     """The MCP server's token verifier. Stands in for your authorization server: a real
     deployment verifies the tokens it issues (a JWT's signature, or introspection) and
-    points `AuthSettings.issuer_url` at it, so that clients sign their users in there."""
+    points `AuthSettings.issuer_url` at it, so that clients sign their users in there.
+    Its tokens name users of the identity provider (`iss`), as the pages' sign-in does."""
 
     async def verify_token(self, token: str) -> AccessToken | None:
         user = token.rpartition(".")[0]
         if not user or not hmac.compare_digest(token, mcp_token(user)):
             return None
-        return AccessToken(token=token, client_id="issue-tracker", scopes=[], subject=user)
+        return AccessToken(
+            token=token, client_id="issue-tracker", scopes=[], subject=user, claims={"iss": ISSUER}
+        )
 
 
 mcp = ResolvingMCPServer(  # an MCPServer whose lifespan keeps the users' values
@@ -111,30 +126,6 @@ mcp = ResolvingMCPServer(  # an MCPServer whose lifespan keeps the users' values
     token_verifier=StandInTokens(),
     request_state_security=RequestStateSecurity(keys=STATE_KEYS),
 )
-
-
-@mcp.custom_route("/sign-in", methods=["GET", "POST"])
-async def sign_in(request: Request) -> Response:
-    """The browser's sign-in: it proves its user with an MCP token the verifier accepts and
-    gets the signed cookie the pages check. A real deployment signs the browser in with its
-    identity provider (the one that issues the MCP tokens) and sets the same cookie."""
-    if request.method == "GET":
-        return HTMLResponse(
-            '<form method="post"><input name="token" type="password">'
-            "<button>Sign in</button></form>"
-        )
-    if request.headers.get("origin") != BASE:  # another site signing this browser in as
-        return PlainTextResponse("refused", status_code=403)  # someone else (login CSRF)
-    declared = request.headers.get("content-length", "")
-    if not declared.isdigit() or int(declared) > 2048:  # a token is short: read no more
-        return PlainTextResponse("too large", status_code=413)
-    token = str((await request.form()).get("token", ""))
-    access = await StandInTokens().verify_token(token)
-    if access is None or access.subject is None:
-        return PlainTextResponse("unknown token", status_code=401)
-    response = PlainTextResponse(f"Signed in as {access.subject}.")
-    signed_in.set(response, User(access.subject))
-    return response
 
 
 TrackerToken = Annotated[ProviderToken, Resolve(oauth.token(tracker_app, scopes=["profile"]))]
@@ -151,9 +142,8 @@ class TrackerClient:
     async def login(self, token: ProviderToken) -> str:
         """Who the token belongs to at the tracker (the provider's userinfo)."""
         answer = await self.http.get("/userinfo", headers=token.headers())
-        if answer.status_code == 401:  # revoked before it expired: ask again next call
-            await oauth.forget(tracker_app)
-            raise ToolError("The tracker refused your token; call again to reconnect.")
+        if answer.status_code == 401:  # revoked before it expired: renewed, or asked again
+            raise token.refused()
         answer.raise_for_status()
         return str(answer.json()["sub"])
 
@@ -234,7 +224,7 @@ async def remind(
 
 
 oauth.mount(mcp)
-pages.mount(mcp)
+pages.mount(mcp)  # and the sign-in's routes
 
 
 def main() -> None:

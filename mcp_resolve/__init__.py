@@ -10,7 +10,8 @@ from .engine.questions import Answer, Question
 from .engine.replies import Supplied
 from .engine.resolution import Resolution
 from .engine.results import Resolved, Suspended
-from .errors import InvalidSignature, ResolutionError
+from .errors import InvalidSignature, ResolutionError, StoreUnavailable
+from .idempotency import IdempotencyKey
 from .markers import LINK_IN_ERROR, Elicit, ElicitURL, Resolve
 from .outcomes import (
     AcceptedElicitation,
@@ -35,6 +36,7 @@ __all__ = [
     "Elicit",
     "ElicitURL",
     "ElicitationResult",
+    "IdempotencyKey",
     "InvalidSignature",
     "ListRoots",
     "Question",
@@ -44,6 +46,7 @@ __all__ = [
     "Resolved",
     "ResolverGraph",
     "Sample",
+    "StoreUnavailable",
     "Supplied",
     "Suspended",
     "UrlElicitationResult",

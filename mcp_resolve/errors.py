@@ -1,7 +1,10 @@
-"""The two ways resolution fails: a bad graph at decoration, or a call that cannot finish."""
+"""The ways resolution fails: a bad graph at decoration, a call that cannot finish, or a
+store the server shares between workers that cannot be asked, or a value the tool found
+refused (resolve again)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import TypedDict
 
@@ -102,6 +105,42 @@ class ResolutionError(Exception):
         self.tool = tool
         self.resolver = who.get("resolver")
         self.parameter = who.get("parameter")
+
+
+class ResolveAgain(ResolutionError):
+    """Raised by a tool's body when a value its resolvers gave was refused by the service
+    it is for (a provider's API answered 401 to a token): the call awaits `forget` (which
+    drops the stored value), then resolves its parameters again, once, in the same call:
+    a resolver that now asks makes a 2026-07-28 call return its question and a legacy
+    call ask it mid-call. Raised again in that call, it is a tool error with `message`.
+    `ProviderToken.refused()` makes one; the message is safe to show."""
+
+    def __init__(
+        self, message: str, *, forget: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.forget = forget
+
+
+class StoreUnavailable(RuntimeError):
+    """A store the server keeps a promise in (the replay guard, the completion bus, the
+    pages' records, user-scoped values, OAuth tokens) could not be asked in time, so what
+    needed it fails closed: the tool does not run, the page says to try again.
+
+    `str(exc)` is what a client may read: which store, and to try again later. `detail`
+    (where the store is and why it failed, such as `Redis at 10.0.0.5:6379/0 failed:
+    ConnectionError: ...`) is for the server log alone, and `logged` says that the store
+    already wrote its one log line. A store of your own may raise it: a call gets the same
+    tool error naming the tool, resolver and parameter, a page the same 503.
+    """
+
+    def __init__(
+        self, store: str, detail: str = "", *, message: str | None = None, logged: bool = False
+    ) -> None:
+        super().__init__(message or f"the server's {store} is unavailable; try again later")
+        self.store = store
+        self.detail = detail or str(self)
+        self.logged = logged
 
 
 COLLECTING: ContextVar[object | None] = ContextVar("mcp_resolve_collecting", default=None)

@@ -47,9 +47,16 @@ class Resolve:
     SDK's `get_access_token()` works inside it. `ttl` (seconds) bounds how long the value
     is kept: the first call after it builds a new one, and a generator's code after
     `yield` runs then (or when the server stops). See docs/accounts-and-secrets.md.
+
+    `once=True` records the resolver's value the first time a call computes it: every
+    later round, retry, task leg or redelivery of that call reuses the record instead of
+    calling `fn` again (a 2026-07-28 call runs its resolvers again on each round). For
+    resolvers that *do* something (create, reserve, send, charge). The value must be of a
+    declared type that survives JSON exactly; a parameter annotated `IdempotencyKey`
+    receives a key stable for the call, for the outside API. See docs/asking.md.
     """
 
-    __slots__ = ("blocking", "build_timeout", "eager", "fn", "key", "scope", "ttl")
+    __slots__ = ("blocking", "build_timeout", "eager", "fn", "key", "once", "scope", "ttl")
 
     def __init__(
         self,
@@ -62,6 +69,7 @@ class Resolve:
         build_timeout: float | None = None,
         blocking: bool | None = None,
         ttl: float | None = None,
+        once: bool = False,
     ) -> None:
         if not callable(fn):
             raise TypeError(_not_a_resolver(fn))
@@ -75,6 +83,8 @@ class Resolve:
             raise TypeError(f'Resolve(scope=...) must be "call", "app" or "user", got {scope!r}')
         if not isinstance(eager, bool):
             raise TypeError(f"Resolve(eager=...) must be True or False, got {eager!r}")
+        if not isinstance(once, bool):
+            raise TypeError(f"Resolve(once=...) must be True or False, got {once!r}")
         if eager and scope != "app":
             raise TypeError(
                 "Resolve(eager=True) builds a value when the server starts, which only an "
@@ -102,6 +112,7 @@ class Resolve:
         self.build_timeout = build_timeout
         self.blocking = blocking
         self.ttl = ttl
+        self.once = once
 
     def __repr__(self) -> str:
         name = getattr(self.fn, "__qualname__", type(self.fn).__qualname__)
@@ -116,6 +127,8 @@ class Resolve:
             options += f", blocking={self.blocking}"
         if self.ttl is not None:
             options += f", ttl={self.ttl:g}"
+        if self.once:
+            options += ", once=True"
         return f"Resolve({name}{options})"
 
     def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:

@@ -46,6 +46,7 @@ AUTHORING = {
     "sdk_phrases",
     "unwrapped",
     "user",
+    "idempotency",
 }
 FOLDERS = {"analysis", "plan", "engine", "state", "protocol", "pages", "hosts"}
 FACADES = {"seal", "mcp", "lowlevel", "fastmcp", "redis", "tasks", "oauth"}

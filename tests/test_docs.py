@@ -25,6 +25,7 @@ from functools import cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 import pytest
@@ -458,10 +459,27 @@ def test_accounts_secret_form() -> None:
 
 def test_accounts_pages() -> None:
     seen = observe("accounts_pages")
-    assert seen["page"] == [200, 200]
+    assert seen["alice's browser"] == [
+        "GET the link: 303",
+        "GET the sign-in: 303",
+        "GET the provider's sign-in form: 200",
+        "POST the provider's sign-in form: 302",
+        "GET the sign-in's callback: 303",
+        "GET the link: 200",
+        "POST the link: 200",
+    ]
     assert seen["link"].startswith("http://127.0.0.1:8000/mcp-resolve/pages/")
     assert seen["result"] == "Closed issue 42."
     assert (seen["bob opens it"], seen["alice opens it again"]) == (403, 410)
+
+
+def test_accounts_own_login() -> None:
+    seen = observe("accounts_own_login")
+    link = seen["after the login"]
+    assert link.startswith("http://127.0.0.1:8000/mcp-resolve/pages/")
+    assert seen["sent to"] == "http://127.0.0.1:8000/login?next=" + quote(link, safe="")
+    assert seen["result"] == "Closed issue 7."
+    assert seen["a login told to return elsewhere goes to"] == "/"
 
 
 def test_accounts_oauth() -> None:

@@ -75,6 +75,8 @@ async def whoami(token: Profile) -> str:
     """Who the user is at the tracker, asked with their own token."""
     async with httpx2.AsyncClient() as http:
         answer = await http.get(f"{PROVIDER}/userinfo", headers=token.headers())
+    if answer.status_code == 401:  # revoked before it expired
+        raise token.refused()  # renewed, or the user asked to connect again, in this call
     return f"You are {answer.json()['sub']} at the tracker."
 
 

@@ -23,7 +23,7 @@ from mcp_resolve.tasks import ResolvingTasks
 app = FastMCP("Deployments")
 app.add_extension(ResolvingTasks())  # ResolvingTasks(url="redis://...") in production
 
-BUILDS: dict[str, str] = {}
+BUILDS: list[str] = []
 
 
 class Approval(BaseModel):
@@ -34,12 +34,12 @@ class Approval(BaseModel):
 async def build(service: str) -> str:
     """Resolver: the long part before anyone needs to look (here, a pretend build)."""
     await anyio.sleep(0.1)
-    BUILDS[service] = f"{service}:1.4.2"
-    return BUILDS[service]
+    BUILDS.append(service)
+    return f"{service}:1.4.2"
 
 
 async def release_approval(
-    image: Annotated[str, Resolve(build)],
+    image: Annotated[str, Resolve(build, once=True)],
 ) -> Approval | Elicit[Approval]:
     """Resolver: asked once the build is done; the worker is freed while nobody answers."""
     return Elicit(f"Release {image} to production?", Approval)
@@ -49,7 +49,7 @@ async def release_approval(
 @resolved
 async def deploy(
     service: str,
-    image: Annotated[str, Resolve(build)],
+    image: Annotated[str, Resolve(build, once=True)],
     approval: Annotated[Approval, Resolve(release_approval)],
 ) -> str:
     """Build a service, ask for the release, then roll it out."""
@@ -78,6 +78,7 @@ async def main() -> dict[str, Any]:
             "status": done.status,
             "result": [c.text for c in result.content if isinstance(c, types.TextContent)],
         },
+        "builds": len(BUILDS),
     }
 
 

@@ -10,6 +10,7 @@ import itertools
 from typing import Annotated, Any
 
 import anyio
+import asking_once as tickets
 import pytest
 from _examples import load
 from pydantic import BaseModel
@@ -108,6 +109,18 @@ async def test_a_question_from_live_data_works_mid_call_but_never_settles_in_rou
     assert legacy.result == "bought"
     with pytest.raises(ResolutionError, match="more than 3 rounds"):
         await call(buy, answers={quote: {"go": True}}, mode="rounds", max_rounds=3)
+
+
+async def test_a_recorded_resolver_runs_once_through_every_round() -> None:
+    done = await call(
+        tickets.buy_tickets,
+        {"event": "Tosca"},
+        answers={tickets.how_many: {"count": 2}, tickets.confirm: {"buy": True}},
+        trace=True,
+    )
+    assert done.rounds == 3
+    assert done.trace.runs(tickets.how_many) == 3  # every round, as on 2026-07-28
+    assert done.trace.runs(tickets.hold_seats) == 1  # recorded in round 2, used in round 3
 
 
 async def main() -> dict[str, Any]:

@@ -18,12 +18,12 @@ from typing_extensions import Unpack
 
 from ..client_requests import KINDS, Kind, ListRoots, Sample
 from ..errors import FunctionKind, InvalidSignature
+from ..idempotency import IdempotencyKey
 from ..markers import Elicit, ElicitURL, Resolve
 from ..schema import render_elicitation_schema
 from ..sdk_phrases import cycle, two_questions, unfillable
 from ..user import User
 from .arguments import argument_names, context_like, unfillable_fix
-from .asked_arguments import ask_marker
 from .blocking import declare_blocking, settle_inline_nodes
 from .depends import DependsMarker
 from .edges import union_members
@@ -39,7 +39,8 @@ from .nodes import (
 )
 from .ordering import assign_keys, number
 from .overrides import Substitutions
-from .parameters import ParameterReader, Stop
+from .parameters import ParameterReader, Stop, first_line
+from .recorded import check_recorded, declare_once
 from .scopes import check_scopes, settle_app_nodes, take_scope
 
 _EMPTY = inspect.Parameter.empty
@@ -138,14 +139,11 @@ class _Builder(ParameterReader):
             annotation = hints.get(param.name, param.annotation)
             if not self.acceptable(annotation, None, param.name):
                 continue
-            ask, annotation = ask_marker(annotation)
-            marker, inner = self.marker(annotation, None, param.name, param.default)
-            if ask is not None:  # an argument too (in `model`): the client may send it
-                marker = self.asked(ask, marker, param, inner, model)
+            marker, inner, asked = self.tool_marker(annotation, param, model)
             if marker is not None:
                 node_id = self.visit(marker, param.name)
                 if node_id is not None:
-                    if ask is None:
+                    if not asked:  # an Ask(...)'s resolver is made to fit
                         self.check_fit(inner, self.nodes[node_id], None, param.name)
                     raw_targets.append((param.name, node_id, inner))
             elif self.is_context(annotation):
@@ -201,6 +199,7 @@ class _Builder(ParameterReader):
         if existing is not None:
             take_scope(existing, marker, self.problem, first=False)
             declare_blocking(existing, marker, self.problem)
+            declare_once(existing, marker)
             if marker.key is not None and existing.explicit_key not in (None, marker.key):
                 self.problem(
                     f"is given two keys, {existing.explicit_key!r} and {marker.key!r}",
@@ -223,6 +222,7 @@ class _Builder(ParameterReader):
         node.explicit_key = marker.key
         take_scope(node, marker, self.problem, first=True)
         declare_blocking(node, marker, self.problem)
+        declare_once(node, marker)
         self.bases[node_id] = base
         if fn is not marker.fn:
             self.key_sources[id(node)] = marker.fn
@@ -270,6 +270,9 @@ class _Builder(ParameterReader):
                 continue
             if annotation is User:
                 node.user_params.append(param.name)
+                continue
+            if annotation is IdempotencyKey:
+                node.key_params.append(param.name)
                 continue
             marker, inner = self.marker(annotation, node.name, param.name, param.default)
             if marker is not None:
@@ -377,6 +380,7 @@ class _Builder(ParameterReader):
                 fix="give each resolver its own key",
             )
         check_scopes(ordered, self.problem)
+        check_recorded(ordered, self.problem, self.hints, self.key_sources)
         settle_app_nodes(ordered)
         settle_inline_nodes(ordered)
         return tuple(node.freeze() for node in ordered)
@@ -392,8 +396,3 @@ def declared_model(annotation: Any) -> type[BaseModel] | None:
     if isinstance(model, type) and model is not BaseModel:
         return model
     return None
-
-
-def first_line(exc: BaseException) -> str:
-    """An exception's message without the lines pydantic adds (a link to its docs)."""
-    return (str(exc).strip().splitlines() or [""])[0]

@@ -36,9 +36,11 @@ class Graph:
         "context_types",
         "depends",
         "function",
+        "keyed",
         "levels",
         "model_parameters",
         "nodes",
+        "recorded",
         "resolved_parameters",
         "targets",
         "tool",
@@ -74,6 +76,10 @@ class Graph:
         for node in nodes:
             levels.setdefault(node.level, []).append(node.index)
         self.levels = tuple(tuple(levels[k]) for k in sorted(levels))
+        # The resolvers recorded once per call (`Resolve(fn, once=True)`), and whether one
+        # takes the call's `IdempotencyKey` (a call then needs an identity).
+        self.recorded: tuple[Node, ...] = tuple(node for node in nodes if node.once)
+        self.keyed = any(node.key_params for node in nodes)
         self._built()
 
     def _built(self) -> None:

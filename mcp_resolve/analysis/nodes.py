@@ -43,6 +43,12 @@ class Node:
     user-scoped resolver (`user`) is kept in a scope too (`app` is set: a lookup, not a
     run), per signed-in user for at most `ttl` seconds; `user_params` are its
     parameters that receive the `User`.
+
+    A resolver declared `Resolve(fn, once=True)` is `once`: a call records its value the
+    first time it is computed, and later rounds of the call settle it from the record
+    instead of running it; `record` is the pydantic adapter that writes the value as JSON
+    and reads it back. `key_params` are its parameters (of any per-call resolver) that
+    receive the call's `IdempotencyKey` for it.
     """
 
     __slots__ = (
@@ -65,11 +71,14 @@ class Node:
         "inline",
         "is_async",
         "key",
+        "key_params",
         "kind",
         "level",
         "name",
+        "once",
         "parameter",
         "pending_deps",
+        "record",
         "schema",
         "suspends",
         "ttl",
@@ -101,6 +110,9 @@ class Node:
         self.context_params: list[str] = []
         self.capability_params: list[str] = []  # receive the client's declared capabilities
         self.user_params: list[str] = []  # receive the signed-in `User` (user scope only)
+        self.key_params: list[str] = []  # receive the call's `IdempotencyKey` for this resolver
+        self.once = False  # recorded: run at most once per call, across rounds and workers
+        self.record: Any = None  # once: the pydantic TypeAdapter of its declared value
         self.argument_params: list[tuple[str, str]] = []
         self.pending_deps: list[tuple[str, object, Convert, frozenset[type] | None]] = []
         self.unbound: list[inspect.Parameter] = []
@@ -120,6 +132,7 @@ class Node:
             or self.argument_params
             or self.dep_params
             or self.user_params
+            or self.key_params
         )
         self.pending_deps = []
         self.unbound = []

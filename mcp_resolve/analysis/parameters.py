@@ -19,7 +19,7 @@ from ..ask import Ask
 from ..errors import FunctionKind, InvalidSignature, Where
 from ..markers import Resolve
 from ..sdk_phrases import union
-from .asked_arguments import asking, exposed, field_of, form_for
+from .asked_arguments import ask_marker, asking, exposed, field_of, form_for
 from .edges import Convert, edge_converter, union_members
 from .fit import never_fits
 from .injected import lookalike_fix, markers, sdk_lookalike, split_markers
@@ -104,6 +104,17 @@ class ParameterReader:
                 "has more than one Resolve(...)", resolver=resolver, parameter=param, fix=fix
             )
         return (found[0] if found else None), inner
+
+    def tool_marker(
+        self, annotation: Any, param: inspect.Parameter, model: list[inspect.Parameter]
+    ) -> tuple[Resolve | None, Any, bool]:
+        """A tool parameter's resolver marker, the annotation its value is received as, and
+        whether it is an `Ask(...)` (then also an argument, added to `model`)."""
+        ask, annotation = ask_marker(annotation)
+        marker, inner = self.marker(annotation, None, param.name, param.default)
+        if ask is not None:
+            marker = self.asked(ask, marker, param, inner, model)
+        return marker, inner, ask is not None
 
     def asked(
         self,
@@ -195,3 +206,8 @@ def _asks(annotation: Any) -> bool:
     return get_origin(annotation) is Annotated and any(
         isinstance(m, Ask) for m in annotation.__metadata__
     )
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's message without the lines pydantic adds (a link to its docs)."""
+    return (str(exc).strip().splitlines() or [""])[0]

@@ -74,6 +74,7 @@ def command_check(options: argparse.Namespace, out: Output) -> int:
     asks = ", ".join(f"{kinds.count(k)} {k}" for k in order)
     unseen = sum(1 for graph in graphs for node in graph.nodes if may_ask_unseen(node))
     hopping = sorted({node.name for graph in graphs for node in graph.nodes if hops(node)})
+    recorded = sorted({node.name for graph in graphs for node in graph.recorded})
     where = ", ".join(options.targets)
     if problems:
         report(problems, out)
@@ -87,7 +88,7 @@ def command_check(options: argparse.Namespace, out: Output) -> int:
         (f"{out.mark(True)} {where}: ", "ok"),
         f"{_counted(functions)} checked, {_count(resolvers, 'resolver')}, "
         f"{_count(len(kinds), 'question')}{f' ({asks})' if asks else ''}"
-        f"{_unseen(unseen)}{_hopping(hopping)}; no problems",
+        f"{_unseen(unseen)}{_hopping(hopping)}{_recorded(recorded)}; no problems",
     )
     return EXIT_OK
 
@@ -121,6 +122,14 @@ def _hopping(names: list[str]) -> str:
         return ""
     which = "sync resolver hops" if len(names) == 1 else "sync resolvers hop"
     return f"; {len(names)} {which} to a worker thread ({', '.join(names)})"
+
+
+def _recorded(names: list[str]) -> str:
+    """Which resolvers run once per call, their values recorded, when there are any."""
+    if not names:
+        return ""
+    which = "resolver is" if len(names) == 1 else "resolvers are"
+    return f"; {len(names)} {which} recorded once per call ({', '.join(names)})"
 
 
 def _served(target: Target) -> str:

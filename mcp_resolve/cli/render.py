@@ -16,6 +16,8 @@ from ..analysis.nodes import ASYNC, ASYNC_GEN, SYNC, SYNC_GEN, Node
 from .registered import Function
 
 KINDS = {ASYNC: "async", SYNC: "sync", ASYNC_GEN: "async generator", SYNC_GEN: "generator"}
+RECORDED = "recorded once per call"
+"""How a resolver declared `Resolve(fn, once=True)` is marked: its value is recorded."""
 
 
 def kind(node: Node) -> str:
@@ -45,6 +47,7 @@ _STYLES = {
     "meta": "dim",
     "asks": "bold yellow",
     "app": "bold cyan",
+    "once": "bold magenta",
     "argument": "green",
     "context": "magenta",
     "problem": "bold red",
@@ -178,17 +181,21 @@ def tool_tree(tool: Function, out: Output) -> Item:
         head: list[Segment] = [(consumer, "param"), (f" {out.arrow} ", ""), (node.name, "resolver")]
         if index in shown:
             once = (
-                "once per signed-in user"
+                "runs once per signed-in user"
                 if node.user
-                else "once per server lifespan"
+                else "runs once per server lifespan"
                 if node.app
-                else "once per call"
+                else RECORDED
+                if node.once
+                else "runs once per call"
             )
-            return Item([*head, (f"  (shown above; runs {once})", "meta")])
+            return Item([*head, (f"  (shown above; {once})", "meta")])
         shown.add(index)
         head.append((f"  {kind(node)}{sep}key {node.key}", "meta"))
         if node.app:
             head.extend([(sep, "meta"), (_scope(node), "app")])
+        if node.once:
+            head.extend([(sep, "meta"), (RECORDED, "once")])
         asks = _asks(node)
         if asks is not None:
             head.extend([(sep, "meta"), (asks, "asks")])
@@ -211,6 +218,9 @@ def tool_tree(tool: Function, out: Output) -> Item:
         for name in node.user_params:
             who = ("signed-in user", "context")
             entries.append((name, Item([(name, "param"), (f" {out.arrow} ", ""), who])))
+        for name in node.key_params:
+            key = ("idempotency key of the call", "context")
+            entries.append((name, Item([(name, "param"), (f" {out.arrow} ", ""), key])))
         order = _order(node.fn)
         known = {name for name, _ in entries}
         with contextlib.suppress(TypeError, ValueError):
@@ -247,6 +257,8 @@ def mermaid(tools: Sequence[Function]) -> str:
                 text.append(_mm(asks))
             if node.app:
                 text.append(_scope(node))
+            if node.once:
+                text.append(RECORDED)
             style = "asks" if asks is not None else "app" if node.app else "resolver"
             lines.append(f'  {tid}_r{node.index}["{"<br/>".join(text)}"]:::{style}')
         for target in graph.targets:
@@ -273,6 +285,10 @@ def mermaid(tools: Sequence[Function]) -> str:
                 lines.append(f'  {tid}_caps[/"client capabilities"/]:::context')
                 for name in node.capability_params:
                     lines.append(f"  {source} -.->|{_mm(name)}| {tid}_caps")
+            if node.key_params:
+                lines.append(f'  {tid}_key[/"idempotency key"/]:::context')
+                for name in node.key_params:
+                    lines.append(f"  {source} -.->|{_mm(name)}| {tid}_key")
     lines += [
         "  classDef tool font-weight:bold,stroke-width:2px",
         "  classDef resolver fill:#eef4ff,stroke:#5b7bd5",

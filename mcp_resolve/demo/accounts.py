@@ -4,9 +4,10 @@ its user's MCP client signed in, and a scripted browser that does the user's par
 The provider is `oidc-provider-mock` (a real OpenID Connect provider built on authlib's
 server) on 127.0.0.1, in a thread of this process: the demo runs offline, and the
 provider's sign-in and consent are the screens a real one shows. The browser is an HTTP
-client that keeps its cookies: it signs in to the MCP server, and when the MCP client is
-sent to a link it does what the user would (consents at the provider, or enters the
-notifier's API key on the server's page), from a thread, while the call waits.
+client that keeps its cookies, not signed in to the MCP server at first: when the MCP
+client is sent to a link it does what the user would (signs in at the provider when the
+link sends it there, then consents at the provider, or enters the notifier's API key on
+the server's page), from a thread, while the call waits.
 """
 
 from __future__ import annotations
@@ -69,20 +70,13 @@ def openid_provider() -> Iterator[str]:
 
 
 class UsersBrowser:
-    """The user's browser: signed in to the MCP server, it follows the links the MCP
-    client was sent to, one thread each; `settle()` waits for them."""
+    """The user's browser: it follows the links the MCP client was sent to, one thread
+    each, signing in to the MCP server the first time a link asks; `settle()` waits."""
 
     def __init__(self, base: str) -> None:
         self.base = base
         self.http = httpx2.Client(follow_redirects=False, timeout=20)
         self.threads: list[threading.Thread] = []
-
-    def sign_in(self, mcp_token: str) -> None:
-        """The server's sign-in step: the cookie its pages check."""
-        answer = self.http.post(
-            f"{self.base}/sign-in", data={"token": mcp_token}, headers={"Origin": self.base}
-        )
-        answer.raise_for_status()
 
     def follow(self, link: str) -> None:
         thread = threading.Thread(target=self._follow, args=(link,))
@@ -103,8 +97,23 @@ class UsersBrowser:
         except (httpx2.HTTPError, KeyError) as failed:  # said, not a thread's traceback
             print(f"    (the browser could not finish: {failed!r})")
 
+    def _open(self, link: str) -> httpx2.Response:
+        """`link`, signed in first when it sends the browser to the server's sign-in."""
+        opened = self.http.get(link)
+        if opened.status_code != 303 or "/mcp-resolve/sign-in?" not in opened.headers["location"]:
+            return opened
+        authorize = self.http.get(opened.headers["location"]).headers["location"]
+        shown = self.http.get(authorize)
+        back = self.http.post(authorize, data={"sub": USER})  # signs in at the provider
+        returned = self.http.get(back.headers["location"])  # the sign-in's callback
+        print(
+            f"    (not signed in: the link sends the browser to sign in at the provider's "
+            f"{_heading(shown.text)}; {USER} signs in, and it is back at the link)"
+        )
+        return self.http.get(returned.headers["location"])
+
     def _consent(self, link: str) -> None:
-        opened = self.http.get(link)  # the connect page checks the user, then sends it on
+        opened = self._open(link)  # the connect page checks the user, then sends it on
         authorize = opened.headers["location"]
         shown = self.http.get(authorize)
         print(
@@ -118,7 +127,7 @@ class UsersBrowser:
         )
 
     def _fill(self, link: str) -> None:
-        page = self.http.get(link)
+        page = self._open(link)
         found = re.search(r'name="csrf" value="([^"]+)"', page.text)
         fields = {"csrf": found.group(1) if found else "", "api_key": NOTIFIER_KEY}
         done = self.http.post(link, data=fields, headers={"Origin": self.base})
@@ -184,14 +193,14 @@ async def signed_in_client(
     server: str, mode: str, interactive: bool, wire: httpx2.AsyncBaseTransport | None = None
 ) -> AsyncIterator[tuple[Client, UsersBrowser]]:
     """The example on Streamable HTTP beside a local OpenID provider; the user's MCP client
-    (with an MCP access token naming the user) and their browser, signed in. `wire` is the
+    (with an MCP access token naming the user) and their browser, not signed in. `wire` is the
     MCP client's HTTP transport (a test's, to read every message)."""
     with served(server) as (url, mcp_token):
         browser = UsersBrowser(url.removesuffix("/mcp"))
         try:
-            await anyio.to_thread.run_sync(browser.sign_in, mcp_token)
-            told = f"{USER}'s browser is signed in; her MCP client holds a token naming her"
-            print(f"    ({told})")
+            print(
+                f"    ({USER}'s MCP client holds a token naming her; her browser is not signed in)"
+            )
             headers = {"Authorization": f"Bearer {mcp_token}"}
             async with httpx2.AsyncClient(headers=headers, transport=wire) as http:
                 transport = streamable_http_client(url, http_client=http)

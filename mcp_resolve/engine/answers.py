@@ -142,7 +142,7 @@ def take_answers(res: Any, answers: Mapping[str, Any]) -> None:
         value = values[node.index]
         if type(value) is Question:
             if node.key in answers:
-                outcome = res._answer_for(value)
+                outcome = answer_for(res, value)
                 if outcome is not UNANSWERED:
                     values[node.index] = outcome
                     continue
@@ -153,3 +153,30 @@ def take_answers(res: Any, answers: Mapping[str, Any]) -> None:
         elif value is BLOCKED:  # unblock what the answers may have released
             values[node.index] = PENDING
     res._stuck = stuck
+
+
+def answer_for(res: Any, question: Question) -> Any:
+    """The outcome `question` gets from the answers received, or `UNANSWERED` to ask it
+    (not None: None is a value a fallback may supply).
+
+    An answer pinned to another digest answered a differently worded question and is
+    ignored. A consent to a URL question that waits for completion never satisfies it:
+    the resolver decides, by running again, whether the work out there is done.
+    """
+    answer = res._answers.get(question.key) if res._answers else None
+    if answer is None:
+        return UNANSWERED
+    if not isinstance(answer, Answer):
+        # An outcome given directly, such as a declared fallback.
+        return answer.value if type(answer) is Supplied else answer
+    if answer.digest is not None and answer.digest != question.digest:
+        return UNANSWERED
+    if question.request_waits and answer.action == "accept":
+        return UNANSWERED
+    outcome, answer = outcome_for(question, answer, res._graph)
+    if outcome is UNANSWERED:  # a recorded answer that no longer fits: ask again
+        return UNANSWERED
+    if res.used is None:
+        res.used = {}
+    res.used[question.key] = (question, answer)
+    return outcome

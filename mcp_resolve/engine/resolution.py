@@ -29,9 +29,10 @@ from ..outcomes import OUTCOME_TYPES, Outcome
 from ..plan.compiler import BLOCKED, PENDING
 from ..plan.plan import Plan
 from . import workers
-from .answers import check_undeclared, outcome_for, take_answers
+from .answers import answer_for, check_undeclared, take_answers
 from .app_scope import NO_VALUES as _NO_VALUES
 from .app_scope import AppScope, app_step, app_value
+from .call_keys import identify, new_call_id
 from .cleanup import ExitStack
 from .questions import Answer, Question
 from .refusal import refused
@@ -60,6 +61,9 @@ class Resolution:
     fallback). The graph's `reply_parser` validates the client's result for a `Sample` or
     `ListRoots`; `_capabilities` (set by `ResolverGraph.start` only when a host gives it)
     is what resolver parameters annotated with the SDK's `ClientCapabilities` receive.
+    What an earlier round recorded (`once=True`) is settled before the walk, which skips
+    it as it skips an answered question (`settled`); `call_id` names the call whose
+    idempotency keys its resolvers take (`call_keys.identify`).
     """
 
     __slots__ = (
@@ -71,10 +75,12 @@ class Resolution:
         "_context",
         "_current",
         "_graph",
+        "_keys",
         "_plan",
         "_result",
         "_stuck",
         "_values",
+        "call_id",
         "cleanup",
         "exits",
         "failed",
@@ -126,6 +132,14 @@ class Resolution:
         if self.exits is None:
             return None
         return self.__aexit__(None if exc is None else type(exc), exc, None)
+
+    def __getattr__(self, name: str) -> Any:
+        """The identity of a call no host named (it runs in one process), made when a
+        resolver first takes its key: a call that takes none pays nothing (`call_keys`)."""
+        if name not in ("_keys", "call_id"):
+            raise AttributeError(name)
+        identify(self, new_call_id())
+        return getattr(self, name)
 
     # -- the walk ------------------------------------------------------------------------
 
@@ -291,6 +305,9 @@ class Resolution:
             capabilities = getattr(self, "_capabilities", None)  # set only when given
             for name in node.capability_params:
                 kwargs[name] = capabilities
+        if node.key_params:
+            for name in node.key_params:
+                kwargs[name] = self._keys[node.index]
         if node.argument_params:
             args = self._args
             for name, argument in node.argument_params:
@@ -326,7 +343,7 @@ class Resolution:
                     self._fail(node)
                     raise
             question = Question(node.key, result, node.name, node.parameter)
-            result = self._answer_for(question) if self._answers else UNANSWERED
+            result = answer_for(self, question) if self._answers else UNANSWERED
             if result is UNANSWERED:
                 result = question
                 self._stuck += 1
@@ -336,32 +353,6 @@ class Resolution:
 
     def _take_answers(self, answers: Mapping[str, Answer | Outcome | Supplied]) -> None:
         take_answers(self, answers)
-
-    def _answer_for(self, question: Question) -> Any:
-        """The outcome `question` gets from the answers received, or `UNANSWERED` to ask it
-        (not None: None is a value a fallback may supply).
-
-        An answer pinned to another digest answered a differently worded question and is
-        ignored. A consent to a URL question that waits for completion never satisfies it:
-        the resolver decides, by running again, whether the work out there is done.
-        """
-        answer = self._answers.get(question.key) if self._answers else None
-        if answer is None:
-            return UNANSWERED
-        if not isinstance(answer, Answer):
-            # An outcome given directly, such as a declared fallback.
-            return answer.value if type(answer) is Supplied else answer
-        if answer.digest is not None and answer.digest != question.digest:
-            return UNANSWERED
-        if question.request_waits and answer.action == "accept":
-            return UNANSWERED
-        outcome, answer = outcome_for(question, answer, self._graph)
-        if outcome is UNANSWERED:  # a recorded answer that no longer fits: ask again
-            return UNANSWERED
-        if self.used is None:
-            self.used = {}
-        self.used[question.key] = (question, answer)
-        return outcome
 
     def _suspend(self) -> Suspended:
         self._result = Suspended(tuple(v for v in self._values if type(v) is Question))

@@ -45,7 +45,7 @@ from typing import Any, Protocol, cast
 
 from ..analysis.graph import Graph
 from ..analysis.nodes import ASYNC, SYNC, Node
-from ..errors import ResolutionError
+from ..errors import ResolutionError, StoreUnavailable
 from ..user import User
 from .app_scope import AppScope, Fail
 from .cleanup import ExitStack
@@ -63,7 +63,9 @@ class SharedValues(Protocol):
     belongs to the process that opened it. `load` returns the value and the seconds it
     has left, or None when no worker kept one (or it cannot be read: it is then built
     here); `save` keeps a value for `ttl` seconds (None: the store's own bound). Either
-    may raise: the value is then built, or kept, in this process alone.
+    may raise: `StoreUnavailable` (the store is down) fails the call closed, since a value
+    built or kept here alone would differ from the other workers'; anything else is
+    logged, and the value is built, or kept, in this process alone.
     """
 
     async def load(self, user: User, node: Node) -> tuple[Any, float] | None: ...
@@ -78,6 +80,11 @@ def use_shared_values(store: SharedValues | None) -> None:
     """Share user-scoped values between the workers of this server through `store` (for
     scopes opened from now on); None: each process keeps its own."""
     _shared[:] = [] if store is None else [store]
+
+
+def shared_values() -> SharedValues | None:
+    """The store the user scopes opened from now on share their values through, if any."""
+    return _shared[0] if _shared else None
 
 
 class UserValues(AppScope):
@@ -252,6 +259,8 @@ _tiebreak = itertools.count()
 async def _load(shared: SharedValues, user: User, node: Node) -> tuple[Any, float] | None:
     try:
         return await shared.load(user, node)
+    except StoreUnavailable:
+        raise  # fail closed: building here would split the user's value between workers
     except Exception:
         logger.exception("User-scoped %r: the shared store failed; built here", node.name)
         return None
@@ -260,6 +269,8 @@ async def _load(shared: SharedValues, user: User, node: Node) -> tuple[Any, floa
 async def _save(shared: SharedValues, user: User, node: Node, value: Any) -> None:
     try:
         await shared.save(user, node, value, node.ttl)
+    except StoreUnavailable:
+        raise  # fail closed: a value kept here alone would differ from other workers'
     except Exception:
         logger.exception("User-scoped %r: the shared store failed; kept here only", node.name)
 

@@ -12,34 +12,44 @@ the client sees the connect link and the user's consent only.
 
 Incremental consent: a new connection asks for the scopes already granted and the ones
 now needed, so one stored token serves every tool of that provider.
+
+Refreshes are one at a time per user and provider across workers (`refreshing`); a tool
+whose token the provider refused raises `token.refused()` and the call resolves again
+(`ResolveAgain`). No token is refreshed ahead of a call: a token is renewed when a call
+finds it expiring, and a provider that drops refresh tokens left unused for months asks
+that user to connect again (refreshing in the background would keep every departed
+user's tokens alive, from a scheduler shared by the workers).
 """
 
 from __future__ import annotations
 
 import time
-import weakref
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
-import anyio
 from mcp.server.mcpserver.exceptions import ToolError
 from starlette.routing import Route
 
 from ..markers import LINK_IN_ERROR, ElicitURL
-from ..pages.browser import BrowserIdentity, SignedInCookie
+from ..pages.browser import BrowserIdentity, SignedInCookie, SignInStep
+from ..pages.link import Signer
 from ..pages.routes import origin_of
+from ..protocol.shared_stores import note
 from ..protocol.signed_in import signed_in_user
 from ..seconds import seconds
 from ..state.keys import KeyRing
 from .connect_link import LinkSigner
+from .connections_page import ConnectionsPage
 from .endpoints import ConnectRoutes
-from .grants import Refused, Unreachable, refresh
+from .pending import PendingConsents
 from .provider import OAuthConfigError, OAuthProvider, scope_set, secure_url
-from .tokens import MemoryOAuthStore, OAuthStore, ProviderToken, Record, Vault
+from .refreshing import Refresher
+from .tokens import MemoryOAuthStore, OAuthStore, ProviderToken, Vault
 
 DEFAULT_PATH = "/mcp-resolve/oauth"
 DEFAULT_LINK_TTL = 600.0
-EXPIRY_MARGIN = 60.0  # a token this close to its expiry is refreshed before it is handed out
+DEFAULT_REFRESH_LOCK = 30.0
 
 
 class OAuth:
@@ -49,10 +59,14 @@ class OAuth:
     links and seals the stored tokens. `base_url` is the server's public origin as
     browsers reach it (HTTPS; plain HTTP only on the loopback); the provider redirects
     back to `redirect_url`, `<base_url><path>/callback`, which must be registered with
-    each provider. `browser` says how a browser proves its user (by default the same
-    `SignedInCookie` as `Pages`, set by the server's own sign-in). `store` keeps the
+    each provider. `sign_in` (the server's `SignIn`) sends a browser with no user to sign
+    in and back to the connect link. `browser` says how a browser proves its user (by
+    default `sign_in`'s cookie, or the same `SignedInCookie` as `Pages`). `store` keeps the
     sealed tokens and pending requests (in memory by default: one process; across
     workers `RedisOAuthStore`). `link_ttl` bounds a connect link and a pending consent.
+    `refresh_lock` bounds how long one worker's refresh holds the others back (a worker
+    that dies mid-refresh frees it after this). `<base_url><path>/connections` is the
+    page where a signed-in user sees their connections and disconnects them.
     """
 
     def __init__(
@@ -62,8 +76,10 @@ class OAuth:
         *,
         path: str = DEFAULT_PATH,
         browser: BrowserIdentity | None = None,
+        sign_in: SignInStep | None = None,
         store: OAuthStore | None = None,
         link_ttl: float = DEFAULT_LINK_TTL,
+        refresh_lock: float = DEFAULT_REFRESH_LOCK,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if not isinstance(keys, KeyRing):
@@ -80,9 +96,12 @@ class OAuth:
         self.path = path
         self.redirect_url = f"{self.base}/callback"
         self.link_ttl = seconds(link_ttl, "OAuth(link_ttl=...)")
-        self.browser = (
+        self.sign_in = sign_in
+        self.browser: BrowserIdentity = (
             browser
             if browser is not None
+            else sign_in
+            if sign_in is not None
             else SignedInCookie(keys, secure=origin.startswith("https://"), clock=clock)
         )
         self.store: OAuthStore = store if store is not None else MemoryOAuthStore(now=clock)
@@ -90,15 +109,31 @@ class OAuth:
         self._signer = LinkSigner(keys, self.base)
         self._vault = Vault(keys, self.store, self.base, clock)
         self._providers: dict[str, OAuthProvider] = {}
-        self._locks: weakref.WeakValueDictionary[str, anyio.Lock] = weakref.WeakValueDictionary()
+        self._refresher = Refresher(
+            self._vault, self.redirect_url, clock, seconds(refresh_lock, "OAuth(refresh_lock=...)")
+        )
         self._routes = ConnectRoutes(
             signer=self._signer,
             vault=self._vault,
+            pending=PendingConsents(self._vault, self.link_ttl, clock),
+            refresher=self._refresher,
             browser=self.browser,
             providers=self._providers,
             redirect_url=self.redirect_url,
             link_ttl=self.link_ttl,
             clock=clock,
+            sign_in=sign_in,
+        )
+        self._connections = ConnectionsPage(
+            vault=self._vault,
+            refresher=self._refresher,
+            browser=self.browser,
+            sign_in=sign_in,
+            providers=self._providers,
+            signer=Signer(keys, self.base),
+            origin=origin,
+            path=path,
+            secure=origin.startswith("https://"),
         )
 
     def token(
@@ -124,35 +159,48 @@ class OAuth:
         return resolver
 
     async def forget(self, provider: OAuthProvider) -> None:
-        """Drop the signed-in user's token of `provider` (for instance after its API
-        answered 401: the token was revoked before it expired); their next call asks."""
+        """Drop the signed-in user's token of `provider`; their next call asks. (A tool
+        whose token the provider refused raises `token.refused()` instead.)"""
         user = signed_in_user()
         if user is not None:
-            await self._vault.forget(self._vault.user_key(user, provider.name))
+            key = self._vault.user_key(user, provider.name)
+            async with self._refresher.exclusive(key):
+                await self._vault.forget(key)
 
     def routes(self) -> list[Route]:
         """The Starlette routes to add to the server's HTTP app (see `mount`)."""
         return [
             Route(f"{self.path}/connect/{{token}}", self._routes.connect, methods=["GET"]),
             Route(f"{self.path}/callback", self._routes.callback, methods=["GET"]),
+            Route(f"{self.path}/connections", self._connections.handle, methods=["GET", "POST"]),
         ]
 
+    @property
+    def connections_url(self) -> str:
+        """The page where the signed-in user sees and undoes their connections."""
+        return f"{self.base}/connections"
+
     def mount(self, server: Any) -> None:
-        """Serve the connect page and the callback on `server`'s HTTP app: an `MCPServer`
-        or a fastmcp server (their `custom_route`, which MCP authorization does not guard:
-        both routes check the browser's user themselves), or a Starlette app."""
+        """Serve the connect page, the callback and the connections page on `server`'s HTTP
+        app: an `MCPServer` or a fastmcp server (their `custom_route`, which MCP
+        authorization does not guard: every route checks the browser's user itself), or a
+        Starlette app; and the routes of its `sign_in` (once per server)."""
+        note(server, "store of OAuth tokens", not isinstance(self.store, MemoryOAuthStore))
         custom = getattr(server, "custom_route", None)
+        router = getattr(server, "router", None)
         if callable(custom):
             for route in self.routes():
-                custom(route.path, methods=["GET"])(route.endpoint)
-            return
-        router = getattr(server, "router", None)
-        if router is None or not hasattr(router, "routes"):
+                methods = sorted((route.methods or {"GET"}) - {"HEAD"})
+                custom(route.path, methods=methods)(route.endpoint)
+        elif router is not None and hasattr(router, "routes"):
+            router.routes[:0] = self.routes()
+        else:
             raise TypeError(
                 f"OAuth.mount() takes an MCPServer, a fastmcp server or a Starlette app, "
                 f"got {server!r}"
             )
-        router.routes[:0] = self.routes()
+        if self.sign_in is not None:
+            self.sign_in.mount(server)
 
     def _register(self, provider: OAuthProvider) -> None:
         if not isinstance(provider, OAuthProvider):
@@ -171,15 +219,14 @@ class OAuth:
                 "the server needs MCP authorization, and the client must sign in"
             )
         key = self._vault.user_key(user, provider.name)
-        lock = self._locks.get(key)
-        if lock is None:
-            lock = self._locks[key] = anyio.Lock()
-        async with lock:  # one refresh per user and provider in this process at a time
-            record = await self._vault.load(key)
-            if record is not None and needed <= record.scopes:
-                fresh = await self._fresh(provider, key, record)
-                if fresh is not None:
-                    return fresh.token(provider.name)
+        record = await self._vault.load(key)
+        if record is not None and needed <= record.scopes:
+            fresh = record if record.usable(self._clock()) else None
+            if fresh is None:
+                fresh = await self._refresher.renewed(provider, key)
+            if fresh is not None and needed <= fresh.scopes:
+                refused = partial(self._refresher.refused, provider, key, fresh.access_token)
+                return fresh.token(provider.name, on_refused=refused)
         wanted = needed | (record.scopes if record is not None else frozenset())
         tag = self._signer.user_tag(user)
         link = self._signer.token(provider.name, wanted, tag, self._clock(), self.link_ttl)
@@ -191,24 +238,3 @@ class OAuth:
             timeout=timeout,
             fallback=fallback,
         )
-
-    async def _fresh(self, provider: OAuthProvider, key: str, record: Record) -> Record | None:
-        """`record` when still valid, else refreshed and stored; None when the user must
-        connect again (no refresh token, or the provider refused it)."""
-        now = self._clock()
-        if record.expires_at is None or record.expires_at - EXPIRY_MARGIN > now:
-            return record
-        if record.refresh_token is None:
-            await self._vault.forget(key)
-            return None
-        try:
-            renewed = await refresh(provider, self.redirect_url, record, now)
-        except Refused:
-            await self._vault.forget(key)
-            return None
-        except Unreachable as exc:
-            raise ToolError(
-                f"The {provider.title} token could not be refreshed now ({exc}); try again"
-            ) from exc
-        await self._vault.save(key, renewed)
-        return renewed

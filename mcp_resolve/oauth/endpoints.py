@@ -1,14 +1,16 @@
 """The two routes of a connection: the server's connect page and the provider's callback.
 
 `GET <path>/connect/<link>` checks, before any effect: the link's tag and audience (404),
-its expiry (410), and the browser's user against the link's user (401 with no sign-in,
-403 for anyone else: the phishing rule). Only then does it start an authorization: a
-fresh `state` (32 random bytes) and PKCE verifier, parked sealed under an HMAC of the
-state for the link's life, and a redirect (303) to the provider's consent screen.
+its expiry (410), and the browser's user against the link's user (403 for anyone else:
+the phishing rule; with no user, to the server's `SignIn` and back, or 401). Only then
+does it start an authorization: a `state` (32 random bytes) and PKCE verifier, parked
+sealed (`pending.py`; the user's pending one for this link when the page is loaded
+again), and a redirect (303) to the provider's consent screen.
 
-`GET <path>/callback?state=...&code=...` takes the parked request of `state` (once: a
-replayed or forged state finds nothing, 400), checks that the browser is still the
-user who started it (403), exchanges the code with the verifier, stores the token
+`GET <path>/callback?state=...&code=...` looks up the parked request of `state` (a
+forged state finds nothing, 400), checks that the browser is the user who started it
+(403, and the request stays parked for its user), then takes it (once: a replay finds
+nothing, 400), exchanges the code with the verifier, stores the token
 sealed for that user, and calls `complete()` for the question, so the waiting call
 wakes on whichever worker holds it. A provider's refusal (`error=access_denied`) ends
 the page with a plain message; the call keeps waiting until its timeout, or the user
@@ -20,20 +22,21 @@ from __future__ import annotations
 
 import html
 import logging
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from ..pages.browser import BrowserIdentity
-from ..pages.routes import HEADERS
+from ..pages.browser import NO_SIGN_IN, BrowserIdentity, SignInStep
+from ..pages.routes import HEADERS, store_failed
 from ..protocol.completion import announce
 from ..user import User
 from .connect_link import LinkSigner
 from .grants import Refused, Unreachable, consent_url, exchange
+from .pending import PendingConsents
 from .provider import OAuthProvider
+from .refreshing import Refresher
 from .tokens import Vault
 
 logger = logging.getLogger("mcp_resolve")
@@ -47,11 +50,14 @@ class ConnectRoutes:
 
     signer: LinkSigner
     vault: Vault
+    pending: PendingConsents
+    refresher: Refresher
     browser: BrowserIdentity
     providers: dict[str, OAuthProvider]
     redirect_url: str
     link_ttl: float
     clock: Callable[[], float]
+    sign_in: SignInStep | None = None
 
     async def connect(self, request: Request) -> Response:
         link = self.signer.read(str(request.path_params.get("token", "")))
@@ -60,23 +66,16 @@ class ConnectRoutes:
             return page(404, "Not found", "This link is not valid.")
         if link.expires_at <= self.clock():
             return page(410, "Link expired", "This link has expired. Ask again from your app.")
+        if self.sign_in is not None and await self.browser.user_of(request) is None:
+            return self.sign_in.not_signed_in(request)  # and back to this link
         _, refusal = await self._check_user(request, link.user_tag)
         if refusal is not None:
             return refusal
-        state = secrets.token_urlsafe(32)
-        verifier = secrets.token_urlsafe(64)  # 86 characters, within RFC 7636's 43 to 128
-        pending = {
-            "p": provider.name,
-            "s": sorted(link.scopes),
-            "u": link.user_tag,
-            "e": link.elicitation_id,
-            "v": verifier,
-        }
         try:
-            await self.vault.park(state, pending, self.link_ttl)
+            state, verifier = await self.pending.start(link)
             target = await consent_url(provider, self.redirect_url, link.scopes, state, verifier)
-        except Exception:
-            logger.exception("A connection to %r could not be started", provider.name)
+        except Exception as exc:
+            store_failed(f"A connection to {provider.name!r} could not be started", exc)
             return page(503, "Try again", "This connection could not be started now; try again.")
         return RedirectResponse(target, status_code=303, headers=HEADERS)
 
@@ -84,19 +83,20 @@ class ConnectRoutes:
         state = request.query_params.get("state", "")
         if not state or len(state) > MAX_PARAM:
             return page(400, "Not valid", "This sign-in is not valid. Ask again from your app.")
+        used = page(400, "Not valid", "This sign-in is not valid or was already used. Ask again.")
         try:
-            pending = await self.vault.take(state)
-        except Exception:
-            logger.exception("A connection's pending request could not be read")
+            pending = await self.pending.peek(state)
+            provider = None if pending is None else self.providers.get(str(pending.get("p")))
+            if pending is None or provider is None:
+                return used
+            user, refusal = await self._check_user(request, str(pending.get("u", "")))
+            if user is None or refusal is not None:  # left parked for its own user
+                return refusal or page(401, "Sign in first", "Sign in, then ask again.")
+            if await self.pending.take(state) is None:  # taken meanwhile (a replay)
+                return used
+        except Exception as exc:
+            store_failed("A connection's pending request could not be read", exc)
             return page(503, "Try again", "This connection could not be finished now; try again.")
-        provider = None if pending is None else self.providers.get(str(pending.get("p")))
-        if pending is None or provider is None:
-            return page(
-                400, "Not valid", "This sign-in is not valid or was already used. Ask again."
-            )
-        user, refusal = await self._check_user(request, str(pending.get("u", "")))
-        if user is None or refusal is not None:
-            return refusal or page(401, "Sign in first", "Sign in, then ask again.")
         code = request.query_params.get("code", "")
         if not code or len(code) > MAX_PARAM:
             logger.info("A connection to %r was not granted by the provider", provider.name)
@@ -114,14 +114,15 @@ class ConnectRoutes:
             logger.warning("%r could not exchange a code: %s", provider.name, exc)
             return page(502, "Try again", "The provider could not be reached. Ask again.")
         try:
-            await self.vault.save(user_key, record)
-        except Exception:
-            logger.exception("A connection to %r could not be stored", provider.name)
+            async with self.refresher.exclusive(user_key):  # not while a refresh is in flight
+                await self.vault.save(user_key, record)
+        except Exception as exc:
+            store_failed(f"A connection to {provider.name!r} could not be stored", exc)
             return page(503, "Try again", "This connection could not be stored now; try again.")
         try:
             await announce(str(pending["e"]))
-        except Exception:  # the completion bus failed: the waiting call may not wake
-            logger.exception("A stored connection could not complete its question")
+        except Exception as exc:  # the completion bus failed: the waiting call may not wake
+            store_failed("A stored connection could not complete its question", exc)
             return page(200, "Connected", "Connected. If your app still waits, ask it again.")
         return page(200, "Connected", "Connected. You can close this page and return to your app.")
 
@@ -131,7 +132,8 @@ class ConnectRoutes:
         """The browser's user when it is the link's user; otherwise the refusal page."""
         user = await self.browser.user_of(request)
         if user is None:
-            return None, page(401, "Sign in first", "Sign in to this server, then try again.")
+            ended = "Your sign-in to this server ended. Open the link again."
+            return None, page(401, "Sign in first", NO_SIGN_IN if self.sign_in is None else ended)
         if not user_tag or self.signer.user_tag(user) != user_tag:
             logger.warning("A connect link was opened by another user than its own; refused")
             return None, page(403, "Not your link", "This link was made for another account.")

@@ -1,7 +1,8 @@
-"""The three conversations with a provider, through authlib's `AsyncOAuth2Client` (httpx):
-the consent request (authorization code with PKCE S256 and `state`), the code exchange,
-and the refresh. Only this module imports authlib, so the rest of the package reads
-without it and the error a missing extra gives is one clear sentence.
+"""The conversations with a provider, through authlib's `AsyncOAuth2Client` (httpx): the
+consent request (authorization code with PKCE S256 and `state`), the code exchange, the
+refresh, and the revocation (RFC 7009) when the user disconnects. Only this module
+imports authlib, so the rest of the package reads without it and the error a missing
+extra gives is one clear sentence.
 
 A refresh the provider refuses (`invalid_grant`: revoked, expired or already used;
 `invalid_token`, `unauthorized_client`) is `Refused`: the stored connection is then
@@ -13,10 +14,12 @@ error that says to try again.
 from __future__ import annotations
 
 import logging
+import math
+import re
 from typing import Any
 
 from .provider import OAuthProvider
-from .tokens import Record
+from .tokens import TOKEN_MAX_AGE, Record
 
 try:
     from authlib.integrations.httpx_client import (  # type: ignore[import-untyped]
@@ -31,6 +34,8 @@ except ImportError as missing:  # pragma: no cover - the extra is part of every 
 logger = logging.getLogger("mcp_resolve")
 
 REFUSALS = {"invalid_grant", "invalid_token", "unauthorized_client", "invalid_client"}
+SEPARATORS = re.compile(r"[\s,]+")
+SHORT_LIVED = 300.0  # the life of a token whose expires_in cannot be read
 
 
 class Refused(Exception):
@@ -86,7 +91,7 @@ async def exchange(
         raise Refused(str(getattr(exc, "error", "") or "refused")) from exc
     except Exception as exc:
         raise Unreachable(type(exc).__name__) from exc
-    return _record(dict(token), None, scopes, now)
+    return _record(dict(token), None, scopes, now, connected_at=now)
 
 
 async def refresh(provider: OAuthProvider, redirect_url: str, record: Record, now: float) -> Record:
@@ -102,7 +107,39 @@ async def refresh(provider: OAuthProvider, redirect_url: str, record: Record, no
         raise Unreachable(str(getattr(exc, "error", "") or "error")) from exc
     except Exception as exc:
         raise Unreachable(type(exc).__name__) from exc
-    return _record(dict(token), record.refresh_token, record.scopes, now)
+    return _record(
+        dict(token), record.refresh_token, record.scopes, now, connected_at=record.connected_at
+    )
+
+
+async def revoke(provider: OAuthProvider, record: Record) -> bool:
+    """Revoke `record` at the provider (RFC 7009): its refresh token when it has one (which
+    ends its access tokens too, RFC 7009 section 2.1), else its access token. False when
+    the provider names no revocation endpoint; `Unreachable` when it could not be told."""
+    url = await revocation_url(provider)
+    if url is None:
+        return False
+    token, hint = (
+        (record.refresh_token, "refresh_token")
+        if record.refresh_token is not None
+        else (record.access_token, "access_token")
+    )
+    try:
+        async with _client(provider, "", frozenset()) as client:
+            answer = await client.revoke_token(url, token=token, token_type_hint=hint)
+    except Exception as exc:
+        raise Unreachable(type(exc).__name__) from exc
+    if answer.status_code != 200:  # RFC 7009: 200 also for a token it did not know
+        raise Unreachable(f"the revocation endpoint answered {answer.status_code}")
+    return True
+
+
+async def revocation_url(provider: OAuthProvider) -> str | None:
+    try:
+        return await provider.revocation_endpoint()
+    except Exception as exc:
+        logger.warning("The endpoints of %r could not be read: %s", provider.name, exc)
+        raise Unreachable(f"its endpoints could not be read ({type(exc).__name__})") from exc
 
 
 async def _endpoints(provider: OAuthProvider) -> tuple[str, str]:
@@ -116,18 +153,52 @@ async def _endpoints(provider: OAuthProvider) -> tuple[str, str]:
 
 
 def _record(
-    token: dict[str, Any], refresh_token: str | None, asked: frozenset[str], now: float
+    token: dict[str, Any],
+    refresh_token: str | None,
+    asked: frozenset[str],
+    now: float,
+    *,
+    connected_at: float | None,
 ) -> Record:
     access = token.get("access_token")
     if not isinstance(access, str) or not access:
         raise Unreachable("the provider's answer has no access_token")
     if str(token.get("token_type", "bearer")).lower() != "bearer":
         raise Unreachable("the provider's token is not a bearer token")
-    expires_in = token.get("expires_in")
-    expires_at: float | None = None
-    if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool):
-        expires_at = now + float(expires_in)
-    granted = token.get("scope")
-    scopes = frozenset(granted.split()) if isinstance(granted, str) and granted else asked
     renew = token.get("refresh_token")
-    return Record(access, renew if isinstance(renew, str) else refresh_token, expires_at, scopes)
+    return Record(
+        access,
+        renew if isinstance(renew, str) else refresh_token,
+        expiry(token.get("expires_in"), now),
+        granted_scopes(token.get("scope"), asked),
+        connected_at,
+        now,
+    )
+
+
+def expiry(expires_in: object, now: float) -> float | None:
+    """When a token given `expires_in` expires: a number of seconds, or its text (`"3600"`,
+    as some providers send it); anything else present is taken as short-lived, so the
+    token is renewed soon rather than trusted for ever. None when the provider gave none."""
+    if expires_in is None:
+        return None
+    seconds: float | None = None
+    if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool):
+        seconds = float(expires_in)
+    elif isinstance(expires_in, str) and len(expires_in) <= 32:
+        try:
+            seconds = float(expires_in.strip())
+        except ValueError:
+            seconds = None
+    if seconds is None or not math.isfinite(seconds) or seconds <= 0:
+        return now + SHORT_LIVED
+    return now + min(seconds, TOKEN_MAX_AGE)
+
+
+def granted_scopes(granted: object, asked: frozenset[str]) -> frozenset[str]:
+    """The scopes a token answer says were granted: RFC 6749 separates them with spaces,
+    GitHub and Slack with commas, so both are read (a configured scope never holds a
+    comma or a space: `scope_set`). What was asked when the answer names none."""
+    if not isinstance(granted, str) or not granted.strip():
+        return asked
+    return frozenset(part for part in SEPARATORS.split(granted) if part)

@@ -20,7 +20,8 @@ import anyio
 import httpx2
 
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
-SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")  # RFC 6749 scope-token characters
+# RFC 6749 scope-token characters but the comma, which GitHub and Slack separate scopes with
+SCOPE = re.compile(r"[\x21\x23-\x2b\x2d-\x5b\x5d-\x7e]+")
 LOOPBACK_NAMES = {"localhost"}
 AUTH_METHODS = {"client_secret_basic", "client_secret_post", "none"}
 
@@ -59,7 +60,9 @@ def scope_set(scopes: Iterable[str] | str, what: str) -> frozenset[str]:
     items = [scopes] if isinstance(scopes, str) else list(scopes)
     for scope in items:
         if not isinstance(scope, str) or not SCOPE.fullmatch(scope):
-            raise OAuthConfigError(f"{what}: {scope!r} is not a scope (no spaces, no quotes)")
+            raise OAuthConfigError(
+                f"{what}: {scope!r} is not a scope (no spaces, quotes or commas)"
+            )
     return frozenset(items)
 
 
@@ -73,6 +76,9 @@ class OAuthProvider:
     for a public client (PKCE alone); `token_endpoint_auth_method` says how the secret
     travels. `authorize_params` are added to the consent request (e.g. Google's
     `{"access_type": "offline", "prompt": "consent"}` to get a refresh token).
+    `revocation_url` is the provider's RFC 7009 endpoint, where a disconnected token is
+    revoked (read from the discovery document's `revocation_endpoint` when not given;
+    without one, disconnecting deletes this server's copy only).
     """
 
     def __init__(
@@ -89,6 +95,7 @@ class OAuthProvider:
         token_endpoint_auth_method: str = "client_secret_basic",
         authorize_params: Mapping[str, str] | None = None,
         timeout: float = 10.0,
+        revocation_url: str | None = None,
     ) -> None:
         if not isinstance(name, str) or not NAME.fullmatch(name):
             raise OAuthConfigError(
@@ -120,6 +127,9 @@ class OAuthProvider:
         else:
             self.server_metadata_url = None
         self._endpoints: tuple[str, str] | None = None
+        self._revocation: str | None = None
+        if revocation_url is not None:
+            self._revocation = secure_url(revocation_url, f"{where} revocation_url")
         if authorize_url is not None and token_url is not None:
             self._endpoints = (
                 secure_url(authorize_url, f"{where} authorize_url"),
@@ -154,6 +164,12 @@ class OAuthProvider:
                 self._endpoints = await self._discover()
         return self._endpoints
 
+    async def revocation_endpoint(self) -> str | None:
+        """The RFC 7009 endpoint: as given, else the discovery document's (None without)."""
+        if self._revocation is None and self.server_metadata_url is not None:
+            await self.endpoints()
+        return self._revocation
+
     async def _discover(self) -> tuple[str, str]:
         assert self.server_metadata_url is not None
         where = f"OAuthProvider {self.name!r}"
@@ -163,6 +179,9 @@ class OAuthProvider:
         metadata: Any = response.json()
         if not isinstance(metadata, dict):
             raise OAuthConfigError(f"{where}: the discovery document is not a JSON object")
+        revocation = metadata.get("revocation_endpoint")
+        if self._revocation is None and revocation is not None:
+            self._revocation = secure_url(revocation, f"{where} revocation_endpoint")
         return (
             secure_url(metadata.get("authorization_endpoint"), f"{where} authorization_endpoint"),
             secure_url(metadata.get("token_endpoint"), f"{where} token_endpoint"),

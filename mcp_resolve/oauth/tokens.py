@@ -8,9 +8,7 @@ another user's key, or sealed with other keys, does not open, and the user is as
 connect again. The same sealing holds in memory and in Redis, so a store's contents
 are never a token in clear, wherever they are kept.
 
-The pending connections (the `state` of an authorization request, its PKCE verifier)
-are kept the same way, under an HMAC of the `state`, for the life of a connect link,
-and taken once: a replayed or forged `state` finds nothing.
+The pending consents are kept the same way (`pending.py`).
 """
 
 from __future__ import annotations
@@ -18,16 +16,18 @@ from __future__ import annotations
 import heapq
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
+from ..errors import ResolveAgain
 from ..state.keys import KeyRing
 from ..state.seal import Binding, InvalidState, StateSealer
 from ..user import User
 
 DEFAULT_MAX_ENTRIES = 100_000
 TOKEN_MAX_AGE = 90 * 24 * 3600.0  # a stored connection is dropped after this, refreshed or not
+EXPIRY_MARGIN = 60.0  # a token this close to its expiry is refreshed before it is handed out
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,9 @@ class ProviderToken:
     """A valid access token of `provider` for the signed-in user, with the scopes it has.
 
     What a tool receives from `OAuth.token(...)`. Its repr hides the token: log it freely.
-    `expires_at` is Unix seconds (None when the provider gave no expiry).
+    `expires_at` is Unix seconds (None when the provider gave no expiry). When the
+    provider's API refuses it (401), `raise token.refused()`: the call resolves its
+    parameters again, with a refreshed token or after asking the user to connect again.
     """
 
     access_token: str = field(repr=False)
@@ -43,34 +45,82 @@ class ProviderToken:
     scopes: frozenset[str]
     expires_at: float | None = None
     token_type: str = "Bearer"
+    on_refused: Callable[[], Awaitable[None]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def headers(self) -> dict[str, str]:
         """The `Authorization` header of a request to the provider's API."""
         return {"Authorization": f"Bearer {self.access_token}"}
 
+    def refused(self) -> ResolveAgain:
+        """What to raise when the provider's API refused this token (401): the stored
+        token is dropped (renewed first when it has a refresh token) and the call
+        resolves again, in the same call: on 2026-07-28 it returns the connect question,
+        on legacy it asks mid-call; a second refusal in one call is a tool error."""
+        return ResolveAgain(
+            f"The {self.provider} token was refused by the provider; connect again",
+            forget=self.on_refused,
+        )
+
 
 @dataclass(frozen=True)
 class Record:
-    """What is stored of one connection (sealed): the token and how to renew it."""
+    """What is stored of one connection (sealed): the token, how to renew it, and when the
+    user connected (`connected_at`) and this access token was obtained (`obtained_at`)."""
 
     access_token: str = field(repr=False)
     refresh_token: str | None = field(repr=False)
     expires_at: float | None
     scopes: frozenset[str]
+    connected_at: float | None = None
+    obtained_at: float | None = None
 
-    def token(self, provider: str) -> ProviderToken:
-        return ProviderToken(self.access_token, provider, self.scopes, self.expires_at)
+    def token(
+        self, provider: str, on_refused: Callable[[], Awaitable[None]] | None = None
+    ) -> ProviderToken:
+        return ProviderToken(
+            self.access_token, provider, self.scopes, self.expires_at, on_refused=on_refused
+        )
+
+    def usable(self, now: float) -> bool:
+        """Whether it may be handed out now: no expiry, or not within its margin of it
+        (a minute, or a quarter of its lifetime for a token that lives less than 4)."""
+        if self.expires_at is None:
+            return True
+        margin = EXPIRY_MARGIN
+        if self.obtained_at is not None:
+            margin = min(margin, max(0.0, self.expires_at - self.obtained_at) / 4)
+        return self.expires_at - margin > now
 
     def dumps(self) -> str:
-        fields = [self.access_token, self.refresh_token, self.expires_at, sorted(self.scopes)]
+        fields = [
+            self.access_token,
+            self.refresh_token,
+            self.expires_at,
+            sorted(self.scopes),
+            self.connected_at,
+            self.obtained_at,
+        ]
         return json.dumps(fields, separators=(",", ":"))
 
     @classmethod
     def loads(cls, text: str) -> Record:
-        access, refresh, expires, scopes = json.loads(text)
+        found = json.loads(text)
+        if not isinstance(found, list) or len(found) not in (4, 6):
+            raise ValueError("not a token record")
+        access, refresh, expires, scopes = found[:4]
+        connected, obtained = found[4:] if len(found) == 6 else (None, None)
         if not isinstance(access, str) or not isinstance(scopes, list):
             raise ValueError("not a token record")
-        return cls(access, refresh, None if expires is None else float(expires), frozenset(scopes))
+        return cls(
+            access,
+            refresh,
+            _number(expires),
+            frozenset(scopes),
+            _number(connected),
+            _number(obtained),
+        )
 
 
 class OAuthStore(Protocol):
@@ -140,8 +190,19 @@ class Vault:
         who = json.dumps(["token", user.subject, user.issuer, provider], separators=(",", ":"))
         return "token:" + self._names.sign(who.encode("utf-8"))[:32]
 
-    def state_key(self, state: str) -> str:
-        return "state:" + self._names.sign(json.dumps(["state", state]).encode("utf-8"))[:32]
+    def name(self, *parts: str) -> str:
+        """A store key for `parts` that names nobody (an HMAC under the key ring)."""
+        return self._names.sign(json.dumps(list(parts)).encode("utf-8"))[:32]
+
+    def seal(self, key: str, text: str) -> str:
+        return self._sealer.seal(text, binding=_bound(key))
+
+    def open(self, key: str, sealed: str) -> str | None:
+        """`sealed` opened for `key`; None when altered, moved or sealed with other keys."""
+        try:
+            return self._sealer.unseal(sealed, binding=_bound(key))
+        except (InvalidState, ValueError):
+            return None
 
     async def load(self, key: str) -> Record | None:
         sealed = await self.store.get(key)
@@ -160,22 +221,9 @@ class Vault:
     async def forget(self, key: str) -> None:
         await self.store.delete(key)
 
-    async def park(self, state: str, pending: dict[str, Any], ttl: float) -> None:
-        key = self.state_key(state)
-        sealed = self._sealer.seal(json.dumps(pending, separators=(",", ":")), binding=_bound(key))
-        await self.store.put(key, sealed, ttl)
 
-    async def take(self, state: str) -> dict[str, Any] | None:
-        """The pending request of `state`, once: the next take finds nothing."""
-        key = self.state_key(state)
-        sealed = await self.store.take(key)
-        if sealed is None:
-            return None
-        try:
-            found = json.loads(self._sealer.unseal(sealed, binding=_bound(key)))
-        except (InvalidState, ValueError):
-            return None
-        return found if isinstance(found, dict) else None
+def _number(value: object) -> float | None:
+    return None if value is None else float(value)  # type: ignore[arg-type]
 
 
 def _bound(key: str) -> Binding:

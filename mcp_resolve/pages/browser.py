@@ -13,6 +13,8 @@ browser the link opens in, so the browser proves its user another way:
 
 Either way the user is compared with the link's user by their opaque tag; a page with no
 user in the link (a server without authorization, `Pages(anonymous=True)`) asks none.
+A browser with no user is sent to sign in by the server's `SignInStep` (`sign_in.SignIn`)
+and back to the link; with none, the page says what is missing (`NO_SIGN_IN`).
 """
 
 from __future__ import annotations
@@ -34,10 +36,26 @@ COOKIE = "mcp_resolve_user"
 MAX_COOKIE = 2048
 
 
+NO_SIGN_IN = (
+    "This link is for a signed-in user, and this browser is not signed in to this server "
+    "(or its sign-in has expired). The server offers no way to sign in from here: sign in "
+    "to it as its operator told you, then open the link again."
+)
+
+
 class BrowserIdentity(Protocol):
     """Tells the signed-in user of a browser's request, or None when it shows none."""
 
     async def user_of(self, request: Request) -> User | None: ...
+
+
+class SignInStep(BrowserIdentity, Protocol):
+    """A browser identity that can also send a browser with no user to sign in and back
+    (`sign_in.SignIn`): what `Pages(sign_in=...)` and `OAuth(sign_in=...)` take."""
+
+    def not_signed_in(self, request: Request) -> Response: ...
+
+    def mount(self, server: Any) -> None: ...
 
 
 class SignedInCookie:

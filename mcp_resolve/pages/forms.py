@@ -4,7 +4,7 @@ URL mode exists for what must not pass through the model or the client: an API k
 password. A resolver asks with `form.ask(message, ref=...)`, an `ElicitURL` to a page of
 this server (the same link, user binding, CSRF, one-time use and expiry as `Pages.ask`);
 the MCP client only learns that the user agreed to open it. The page renders the pydantic
-model's fields (`SecretStr` fields as `type="password"`), validates what the browser
+model's fields (every pydantic secret type as `type="password"`), validates what the browser
 submits against the model (errors re-render the form; a secret field's value is never
 written back into the page), and keeps the submitted fields sealed with the key ring
 (AES-256-GCM, bound to the form, the question and the user) in the answers store until
@@ -25,7 +25,7 @@ import typing
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, SecretBytes, SecretStr, ValidationError
+from pydantic import BaseModel, Secret, SecretBytes, SecretStr, ValidationError
 
 from ..markers import LINK_IN_ERROR, ElicitURL
 from ..state.seal import Binding, InvalidState, StateSealer
@@ -194,20 +194,36 @@ class SecretForm(Generic[M]):
 
 
 def _input_type(annotation: Any) -> str:
-    """`password` for a secret (also when optional), `checkbox` for a bool, else `text`."""
-    options = (
-        typing.get_args(annotation)
-        if typing.get_origin(annotation) in (typing.Union, types.UnionType)
-        else (annotation,)
-    )
-    kinds = {a for a in options if a is not type(None)}
-    if kinds and all(
-        isinstance(a, type) and issubclass(a, (SecretStr, SecretBytes)) for a in kinds
-    ):
+    """`password` for a secret, `checkbox` for a bool, else `text`.
+
+    A secret is any of pydantic's secret types (`SecretStr`, `SecretBytes`, `Secret[T]`
+    and subclasses), also under `Optional`, a union of secrets, or `Annotated` at any
+    depth: what the model hides when printed is never shown in the page either.
+    """
+    kinds = _alternatives(annotation)
+    if kinds and all(_is_secret(a) for a in kinds):
         return "password"
     if kinds == {bool}:
         return "checkbox"
     return "text"
+
+
+def _alternatives(annotation: Any) -> set[Any]:
+    """The types `annotation` may hold, `Annotated` and `Optional` read through (None out)."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _alternatives(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        found: set[Any] = set()
+        for option in typing.get_args(annotation):
+            found |= _alternatives(option)
+        return found
+    return set() if annotation is type(None) else {annotation}
+
+
+def _is_secret(annotation: Any) -> bool:
+    kind = typing.get_origin(annotation) or annotation  # `Secret[str]` is an alias of `Secret`
+    return isinstance(kind, type) and issubclass(kind, (SecretStr, SecretBytes, Secret))
 
 
 def _label(attribute: str) -> str:

@@ -4,10 +4,15 @@ A link is `<base>/<token>`, the token `<payload>.<tag>`: the payload is base64ur
 the tag an HMAC-SHA256 under the key ring's `authenticator("mcp_resolve/pages/link")`.
 The payload holds only opaque values, never personal data or a credential:
 
-- `e`, the elicitation id: an HMAC of the user's tag, the audience and the resolver's
-  `ref` (so the same question to the same user has the same id on every round of a call,
-  and what the page records is found again by the resolver from the same three);
+- `e`, the elicitation id: an HMAC of the user's tag, the audience, the resolver's `ref`
+  and, for a page that confirms (`Pages.ask`), the question's digest (so the same
+  question to the same user has the same id on every round of a call, what the page
+  records is found again by the resolver from the same four, and a changed question is
+  another question, with a consent of its own);
 - `d`, the question's digest (of its message): a reworded question has another link;
+- `m`, the question's message, encrypted under the key ring (`FixedCipher`, bound to the
+  id, the user's tag, the audience and the kind of page), so that the page shows the
+  user what they confirm while the link carries no readable text;
 - `u`, the user's tag: an HMAC of the signed-in user (subject and issuer), or "" for a
   page made without one (`Pages(anonymous=True)`);
 - `a`, an HMAC of the audience (the pages' base URL): a link made for one server is void
@@ -32,7 +37,8 @@ from dataclasses import dataclass
 from ..state.keys import Authenticator, KeyRing
 from ..user import User
 
-MAX_TOKEN = 1024  # characters; a longer path segment is refused before any work
+MAX_TOKEN = 4096  # characters; a longer path segment is refused before any work
+MAX_MESSAGE = 1024  # bytes of UTF-8: a question's text, carried encrypted in its link
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,18 +50,20 @@ class Link:
     user_tag: str
     expires_at: float
     token: str
+    message: str = ""
 
 
 class Signer:
     """Makes and checks the tokens of one set of pages (one audience, one key ring)."""
 
-    __slots__ = ("_audience", "_csrf", "_ids", "_links", "_users")
+    __slots__ = ("_audience", "_csrf", "_ids", "_links", "_texts", "_users")
 
     def __init__(self, keys: KeyRing, audience: str) -> None:
         self._links: Authenticator = keys.authenticator("mcp_resolve/pages/link")
         self._ids = keys.authenticator("mcp_resolve/pages/elicitation-id")
         self._users = keys.authenticator("mcp_resolve/pages/user")
         self._csrf = keys.authenticator("mcp_resolve/pages/csrf")
+        self._texts = keys.cipher("mcp_resolve/pages/question-text")
         self._audience = keys.authenticator("mcp_resolve/pages/audience").sign(
             audience.encode("utf-8")
         )[:16]
@@ -66,21 +74,29 @@ class Signer:
             return ""
         return self._users.sign(canonical([user.subject, user.issuer]))[:22]
 
-    def elicitation_id(self, user_tag: str, ref: str) -> str:
-        """The id of the page question one user is asked under the author's `ref`."""
-        made = self._ids.sign(canonical([user_tag, self._audience, ref]))
+    def elicitation_id(self, user_tag: str, ref: str, digest: str = "") -> str:
+        """The id of the page question one user is asked under the author's `ref` (and,
+        given the question's `digest`, that question alone)."""
+        parts = [user_tag, self._audience, ref] + ([digest] if digest else [])
+        made = self._ids.sign(canonical(parts))
         return f"page-{made[:32]}"
 
     def token(
         self, page: str, elicitation_id: str, user_tag: str, message: str, now: float, ttl: float
     ) -> str:
+        text = message.encode("utf-8")
+        if len(text) > MAX_MESSAGE:
+            raise ValueError(
+                f"a page question's message is at most {MAX_MESSAGE} bytes (its link carries "
+                f"it, encrypted, to show it on the page), got {len(text)}"
+            )
         window = math.floor(now / ttl)
-        digest = hashlib.blake2b(message.encode("utf-8"), digest_size=9).digest()
         payload = {
             "v": 1,
             "p": page,
             "e": elicitation_id,
-            "d": base64.urlsafe_b64encode(digest).decode("ascii"),
+            "d": digest(message),
+            "m": self._texts.seal(text, self._context(page, elicitation_id, user_tag)),
             "u": user_tag,
             "a": self._audience,
             "x": int((window + 2) * ttl),
@@ -93,12 +109,18 @@ class Signer:
         payload = opened_token(self._links, token, self._audience, MAX_TOKEN)
         if payload is None:
             return None
-        page, eid, user, expires = (payload.get(k) for k in ("p", "e", "u", "x"))
+        page, eid, user, expires, sealed = (payload.get(k) for k in ("p", "e", "u", "x", "m"))
         if not (isinstance(page, str) and isinstance(eid, str) and isinstance(user, str)):
             return None
-        if not isinstance(expires, int):
+        if not isinstance(expires, int) or not isinstance(sealed, str):
             return None
-        return Link(page, eid, user, float(expires), token)
+        text = self._texts.open(sealed, self._context(page, eid, user))
+        if text is None:
+            return None
+        return Link(page, eid, user, float(expires), token, text.decode("utf-8", "replace"))
+
+    def _context(self, page: str, elicitation_id: str, user_tag: str) -> bytes:
+        return canonical([page, elicitation_id, user_tag, self._audience])
 
     def csrf(self, token: str, browser: str) -> str:
         """The form's anti-forgery value: bound to the link and to this browser's cookie."""
@@ -106,6 +128,12 @@ class Signer:
 
     def csrf_ok(self, token: str, browser: str, given: str) -> bool:
         return bool(browser) and self._csrf.verify(canonical([token, browser]), given)
+
+
+def digest(message: str) -> str:
+    """The digest of a question's text, as its link carries it."""
+    made = hashlib.blake2b(message.encode("utf-8"), digest_size=9).digest()
+    return base64.urlsafe_b64encode(made).decode("ascii")
 
 
 def signed_token(signer: Authenticator, payload: dict[str, object]) -> str:

@@ -2,13 +2,17 @@
 
 Both methods verify, in this order, and answer a plain page with no detail otherwise:
 the token's tag and audience (404: not a link of this server), its expiry (410), and,
-for a link made for a user, the browser's user (401 with no sign-in, 403 for another
-user). GET then shows the page with a form carrying an anti-forgery value bound to the
-link and to a random cookie of this browser (`SameSite=Strict`, `HttpOnly`). POST also
-requires: a form body of at most `MAX_BODY` bytes (413), the `Origin` of the pages' own
-site when the browser sends one (403), the anti-forgery value (403), and a first use of
-the question (410 for a replay, claimed in the replay guard until the link expires).
-Only then is the question recorded as finished and `complete()` called for it.
+for a link made for a user, the browser's user (403 for another user; for no user the
+sign-in or 401). GET then shows the page: the question's own text (from the link,
+HTML-escaped), so that what the user confirms is what the server asked, and a form carrying an
+anti-forgery value bound to the link and to a random cookie of this browser
+(`SameSite=Strict`, `HttpOnly`). POST also requires: a form body of at most `MAX_BODY`
+bytes (413), the `Origin` of the pages' own site when the browser sends one (403), the
+anti-forgery value (403), and a first use of the question (410 for a replay, claimed in
+the replay guard until the link expires). Only then is the question recorded as
+finished (a record sealed for that question and user, `finished`) and `complete()`
+called for it. A store that cannot be asked (`StoreUnavailable`, such as Redis down)
+makes a 503 page that says to try again, and one log line; what was kept before stays.
 
 Every response carries `Cache-Control: no-store`, `Referrer-Policy: same-origin` (the
 link, in the address, is never sent to another site; `no-referrer` would make browsers
@@ -31,11 +35,12 @@ from urllib.parse import parse_qs, urlsplit
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from ..errors import StoreUnavailable
 from ..protocol.completion import announce
 from ..state.at_most_once import CLOCK_SKEW
 from ..state.replay_guard import ReplayGuard
-from .browser import BrowserIdentity
-from .finished import FinishedPages
+from .browser import NO_SIGN_IN, BrowserIdentity, SignInStep
+from .finished import FinishedRecords
 from .form_answers import MemoryPageAnswers, PageAnswers
 from .link import Link, Signer
 
@@ -75,7 +80,7 @@ class PageRoutes:
     signer: Signer
     browser: BrowserIdentity | None
     guard: ReplayGuard
-    finished: FinishedPages
+    finished: FinishedRecords
     texts: dict[str, PageText]
     origin: str
     path: str
@@ -83,6 +88,8 @@ class PageRoutes:
     clock: Callable[[], float]
     answers: PageAnswers = field(default_factory=MemoryPageAnswers)
     forms: dict[str, SecretForm[Any]] = field(default_factory=dict)
+    sign_in: SignInStep | None = None
+    _told: bool = field(default=False, repr=False)  # the missing sign-in, logged once
 
     async def handle(self, request: Request) -> Response:
         link = self.signer.read(str(request.path_params.get("token", "")))
@@ -95,7 +102,12 @@ class PageRoutes:
             return refusal
         if request.method == "POST":
             return await self._finish(request, link)
-        if await self.finished.finished(link.elicitation_id):
+        try:
+            done = await self.finished.finished(link.elicitation_id, link.user_tag)
+        except Exception as exc:
+            store_failed("A page could not be shown", exc)
+            return _page(503, "Try again", "This page cannot be shown now; try again shortly.")
+        if done:
             return _page(410, "Already done", "This link was already used.")
         return self._show(request, link)
 
@@ -104,11 +116,23 @@ class PageRoutes:
             return None
         user = None if self.browser is None else await self.browser.user_of(request)
         if user is None:
-            return _page(401, "Sign in first", "Sign in to this server, then open the link again.")
+            return self._not_signed_in(request)
         if self.signer.user_tag(user) != link.user_tag:
             logger.warning("A page link was opened by another user than its own; refused")
             return _page(403, "Not your link", "This link was made for another account.")
         return None
+
+    def _not_signed_in(self, request: Request) -> Response:
+        """To the sign-in and back to this link; with no sign-in, what is missing."""
+        if self.sign_in is not None:
+            return self.sign_in.not_signed_in(request)
+        if not self._told:
+            self._told = True
+            logger.warning(
+                "A page was opened by a browser with no signed-in user, and its Pages has no "
+                "sign_in=: the user cannot sign in from the link (give Pages(sign_in=SignIn(...)))"
+            )
+        return _page(401, "Sign in first", NO_SIGN_IN)
 
     def _show(
         self,
@@ -122,12 +146,13 @@ class PageRoutes:
         if not 20 <= len(browser) <= 64:
             browser = secrets.token_urlsafe(24)
         csrf = self.signer.csrf(link.token, browser)
+        question = f"<p><strong>{html.escape(link.message)}</strong></p>"
         if form is not None:
-            body = form.render(csrf, errors or {}, echo or {})
+            body = question + form.render(csrf, errors or {}, echo or {})
             response = _page(400 if errors else 200, form.title, body, raw=True)
         elif text is not None:
             body = (
-                f"<p>{html.escape(text.text)}</p>"
+                f"{question}<p>{html.escape(text.text)}</p>"
                 '<form method="post">'
                 f'<input type="hidden" name="csrf" value="{html.escape(csrf)}">'
                 f'<button type="submit">{html.escape(text.button)}</button>'
@@ -164,29 +189,39 @@ class PageRoutes:
                 return self._show(request, link, errors, form_page.echo(form))
             try:
                 kept = await form_page.keep(link, submitted, expires)
-            except Exception:
-                logger.exception("A form page's answer could not be kept (its store failed)")
+            except Exception as exc:
+                store_failed("A form page's answer could not be kept", exc)
                 return _page(503, "Try again", "This page could not be finished now; try again.")
             if not kept:
                 return _page(410, "Already done", "This link was already used.")
         elif link.page not in self.texts:
             return _page(404, "Not found", "This link is not valid.")
         try:  # recorded before it is claimed: a claimed question is always found finished
-            await self.finished.record(link.elicitation_id, expires)
+            await self.finished.record(link.elicitation_id, link.user_tag, expires)
             first = await self.guard.claim(
                 f"page:{link.elicitation_id}", expires, owner=link.user_tag or None
             )
-        except Exception:
-            logger.exception("A page could not be finished (its store failed)")
+        except Exception as exc:
+            store_failed("A page could not be finished", exc)
             return _page(503, "Try again", "This page could not be finished now; try again.")
         if not first:
             return _page(410, "Already done", "This link was already used.")
         try:
             await announce(link.elicitation_id)
-        except Exception:  # the completion bus failed: the waiting call may not wake
-            logger.exception("A finished page could not complete its question")
+        except Exception as exc:  # the completion bus failed: the waiting call may not wake
+            store_failed("A finished page could not complete its question", exc)
             return _page(200, "Done", "Done. If your app still waits, ask it to try again.")
         return _page(200, "Done", "Done. You can close this page and return to your app.")
+
+
+def store_failed(what: str, exc: Exception) -> None:
+    """Log a route's failure once, from its `except` clause: for a store that could not be
+    asked, one line saying which store and why (none if the store said it already); for
+    anything else, which is a bug, its traceback."""
+    if not isinstance(exc, StoreUnavailable):
+        logger.exception(what)
+    elif not exc.logged:
+        logger.warning("%s: the %s is unavailable (%s)", what, exc.store, exc.detail)
 
 
 async def _form(request: Request) -> dict[str, str] | None:

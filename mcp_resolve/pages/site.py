@@ -3,10 +3,12 @@
 A resolver asks with `pages.ask(message, ref=...)`, an `ElicitURL` whose link is this
 server's own page (see `link`), and which waits (`wait=True`): on a legacy connection the
 call stays open, on 2026-07-28 the consenting retry is held, until the user finishes the
-page; the resolver then runs again and `await pages.finished(ref)` is True. `ref` is the
-author's name for the question, stable across the rounds of a call (an order number,
-"connect-github"): with the signed-in user and the server it makes the elicitation id,
-so one user's page can never finish another user's question, even under the same ref.
+page; the resolver then runs again and `await pages.finished(question)` is True. `ref` is
+the author's name for the question, stable across the rounds of a call (an order number,
+"connect-github"): with the signed-in user, the server and the question's text it makes
+the elicitation id, so one user's page can never finish another user's question, even
+under the same ref, and a question whose text changed (another amount) needs a consent
+of its own.
 """
 
 from __future__ import annotations
@@ -24,13 +26,14 @@ from ..protocol.signed_in import signed_in_user
 from ..seconds import seconds
 from ..state.at_most_once import CLOCK_SKEW
 from ..state.keys import KeyRing
-from ..state.replay_guard import MemoryReplayGuard, ReplayGuard
+from ..state.replay_guard import ReplayGuard
 from ..state.seal import StateSealer
-from .browser import BrowserIdentity, SignedInCookie
-from .finished import FinishedPages, MemoryFinishedPages
-from .form_answers import MemoryPageAnswers, PageAnswers
+from .browser import BrowserIdentity, SignedInCookie, SignInStep
+from .finished import FinishedPages, FinishedRecords, check_finished_pages
+from .form_answers import PageAnswers
 from .forms import SecretForm
-from .link import Signer
+from .link import Signer, digest
+from .page_stores import PageStores, check_answers, check_together, chosen, mounted
 from .routes import PageRoutes, PageText, origin_of
 
 DEFAULT_PATH = "/mcp-resolve/pages"
@@ -49,12 +52,16 @@ class Pages:
     `keys` signs the links (the server's `KeyRing`; the same keys on every worker).
     `base_url` is the server's public origin as browsers reach it; it is also the
     audience links are bound to. `ttl` bounds a link's life (between one and two `ttl`s,
-    see `link`). `browser` says how a browser proves its user (by default a
-    `SignedInCookie` that the server's own sign-in step sets). `guard` makes each question
+    see `link`). `sign_in` (a `SignIn`) sends a browser with no user to sign in and back
+    to the link; without it, such a browser is told what is missing. `browser` says how a
+    browser proves its user (by default `sign_in`'s cookie, or a `SignedInCookie` that
+    the server's own sign-in step sets). `guard` makes each question
     finishable once (across workers, a shared guard such as `RedisReplayGuard`);
     `finished` records which were finished (in memory by default: one process);
     `answers` keeps what users submitted on form pages, sealed (`secret_form`; in memory
-    by default, `RedisPageAnswers` across workers).
+    by default, `RedisPageAnswers` across workers). `stores` gives all three at once
+    (`RedisStores(url, keys=..., audience=...)`, one Redis); a guard and a finished store
+    of which only one is shared between workers are refused (`page_stores`).
 
     Without MCP authorization there is no user to bind a page to: `ask()` is refused
     unless `anonymous=True`, in which case whoever holds the link may finish it (the link
@@ -69,9 +76,11 @@ class Pages:
         path: str = DEFAULT_PATH,
         ttl: float = DEFAULT_TTL,
         browser: BrowserIdentity | None = None,
+        sign_in: SignInStep | None = None,
         guard: ReplayGuard | None = None,
         finished: FinishedPages | None = None,
         answers: PageAnswers | None = None,
+        stores: PageStores | None = None,
         anonymous: bool = False,
         page: PageText = CONTINUE,
         clock: Callable[[], float] = time.time,
@@ -87,14 +96,17 @@ class Pages:
         self.base = base_url.rstrip("/") + path
         self.path = path
         self.anonymous = bool(anonymous)
-        self.browser = (
+        self.sign_in = sign_in
+        self.browser: BrowserIdentity = (
             browser
             if browser is not None
+            else sign_in
+            if sign_in is not None
             else SignedInCookie(keys, secure=origin.startswith("https://"), clock=clock)
         )
-        self.guard: ReplayGuard = guard if guard is not None else MemoryReplayGuard()
-        self.store: FinishedPages = finished if finished is not None else MemoryFinishedPages()
-        self.answers: PageAnswers = answers if answers is not None else MemoryPageAnswers()
+        self.guard, self.store, self.answers = chosen(stores, guard, finished, answers)
+        check_finished_pages(self.store)
+        self._shared = check_together(self.guard, self.store)
         self._clock = clock
         self._signer = Signer(keys, self.base)
         self._sealer = StateSealer(  # the answers of form pages, for as long as a link lives
@@ -104,13 +116,14 @@ class Pages:
             signer=self._signer,
             browser=self.browser,
             guard=self.guard,
-            finished=self.store,
+            finished=FinishedRecords(self.store, self._sealer),
             answers=self.answers,
             texts={"continue": page},
             origin=origin,
             path=path,
             secure=origin.startswith("https://"),
             clock=clock,
+            sign_in=sign_in,
         )
 
     def ask(
@@ -121,19 +134,33 @@ class Pages:
         timeout: float | None = None,
         fallback: Any = LINK_IN_ERROR,
     ) -> ElicitURL:
-        """The question that sends the signed-in user to this server's page and waits
-        until they finish it (`timeout`: as `ElicitURL`'s). Call it in a resolver.
+        """The question that sends the signed-in user to this server's page, which shows
+        `message` (at most 1 KiB of UTF-8: the link carries it, encrypted), and waits
+        until they finish it (`timeout`: as `ElicitURL`'s). Call it in a resolver, and
+        hand it to `finished()` first.
 
         A client without URL mode gets, by default, a tool error with the link
         (`LINK_IN_ERROR`): the user opens it, finishes, and calls the tool again, which
         finds the page finished. `fallback=` takes any `ElicitURL` fallback instead."""
         if not isinstance(ref, str) or not ref:
             raise TypeError(f"Pages.ask() needs a non-empty ref, got {ref!r}")
-        return self._question("continue", message, ref, timeout, fallback)
+        return self._question("continue", message, ref, timeout, fallback, digest(message))
 
-    async def finished(self, ref: str) -> bool:
-        """Whether the signed-in user finished the page asked under `ref`."""
-        return await self.store.finished(self._identify(ref)[0])
+    async def finished(self, question: ElicitURL) -> bool:
+        """Whether the signed-in user finished `question` (what `ask()` made in this call):
+        that very question, so a changed message is not finished by an earlier page."""
+        if isinstance(question, str):
+            raise TypeError(
+                "Pages.finished() takes the question pages.ask() made, not its ref: "
+                "question = pages.ask(message, ref=...); if await pages.finished(question): "
+                "... (a question counts as finished only with the very text the user saw)"
+            )
+        link = self._signer.read(str(getattr(question, "url", "")).removeprefix(self.base + "/"))
+        if link is None or not isinstance(question, ElicitURL):
+            raise TypeError(f"Pages.finished() takes a question these pages made, got {question!r}")
+        if link.user_tag != self._signer.user_tag(signed_in_user()):
+            return False  # made for another user than this call's
+        return await self._endpoint.finished.finished(link.elicitation_id, link.user_tag)
 
     def secret_form(
         self,
@@ -159,6 +186,7 @@ class Pages:
             answers=self.answers,
             sealer=self._sealer,
         )
+        check_answers(self.store, self.answers)
         known = self._endpoint.forms.get(form.page)
         if known is not None and known.model is not model:
             raise ValueError(f"Pages.secret_form(): a form named {form.name!r} exists already")
@@ -173,33 +201,43 @@ class Pages:
         """Serve the pages on `server`'s HTTP app: an `MCPServer` or a fastmcp server (by
         their `custom_route`, which no MCP authorization guards: the page checks the
         browser's user itself), or a Starlette app (such as the low-level `Server`'s
-        `streamable_http_app()`)."""
+        `streamable_http_app()`); and the routes of its `sign_in` (once per server)."""
+        mounted(server, self._shared)
         custom = getattr(server, "custom_route", None)
+        router = getattr(server, "router", None)
         if callable(custom):
             custom(f"{self.path}/{{token}}", methods=["GET", "POST"])(self._endpoint.handle)
-            return
-        router = getattr(server, "router", None)
-        if router is None or not hasattr(router, "routes"):
+        elif router is not None and hasattr(router, "routes"):
+            router.routes[:0] = self.routes()
+        else:
             raise TypeError(
                 f"Pages.mount() takes an MCPServer, a fastmcp server or a Starlette app, "
                 f"got {server!r}"
             )
-        router.routes[:0] = self.routes()
+        if self.sign_in is not None:
+            self.sign_in.mount(server)
 
     def _question(
-        self, page: str, message: str, ref: str, timeout: float | None, fallback: Any
+        self,
+        page: str,
+        message: str,
+        ref: str,
+        timeout: float | None,
+        fallback: Any,
+        question_digest: str = "",
     ) -> ElicitURL:
-        eid, tag = self._identify(ref)
+        eid, tag = self._identify(ref, question_digest)
         token = self._signer.token(page, eid, tag, message, self._clock(), self.ttl)
         url = f"{self.base}/{token}"
         return ElicitURL(
             message, url, elicitation_id=eid, wait=True, timeout=timeout, fallback=fallback
         )
 
-    def _identify(self, ref: str) -> tuple[str, str]:
-        """The elicitation id of `ref` for the signed-in user, and the user's tag."""
+    def _identify(self, ref: str, question_digest: str = "") -> tuple[str, str]:
+        """The elicitation id of `ref` (and of the question of `question_digest`, when
+        given) for the signed-in user, and the user's tag."""
         tag = self._user_tag(ref)
-        return self._signer.elicitation_id(tag, ref), tag
+        return self._signer.elicitation_id(tag, ref, question_digest), tag
 
     def _user_tag(self, ref: str) -> str:
         user = signed_in_user()

@@ -182,8 +182,9 @@ def _async_node(
     if node.deps:
         condition += f" and not (res._stuck and res._blocked(N{i}))"
     if fresh:  # `if True` compiles to nothing; a generator keeps the check the rehearsal
-        # relies on to skip it (`rehearsal._bare_call` settles it in advance)
-        plain = node.kind == ASYNC or (node.inline and node.kind == SYNC)
+        # relies on to skip it (`rehearsal._bare_call` settles it in advance); a recorded
+        # resolver's value goes to the list, where the host reads it to record it
+        plain = (node.kind == ASYNC or (node.inline and node.kind == SYNC)) and not node.once
         condition = "True" if plain else f"values[{i}] is _PENDING"
     else:
         plain = False
@@ -194,6 +195,8 @@ def _async_node(
     for name in node.capability_params:
         caps = 'getattr(res, "_capabilities", None)'  # set only when a host gives them
         call_args.append(_keyword(name, caps, namespace, i, len(call_args)))
+    for name in node.key_params:  # the call's idempotency key for this resolver
+        call_args.append(_keyword(name, f"res._keys[{i}]", namespace, i, len(call_args)))
     for name, argument in node.argument_params:
         a = f"a{len(call_args)}"  # each value straight into its own local: no shuffling
         lines.append(f"        {a} = args.get({argument!r}, _PENDING)")

@@ -115,6 +115,8 @@ def _bare_call(graph: Graph, call_class: type) -> Any:
     call._stuck = 0
     call._current = None
     call._result = None
+    if any(node.key_params for node in graph.nodes):  # the call's idempotency keys
+        call._keys = {n.index: "" for n in graph.nodes if n.key_params}
     return call
 
 

@@ -39,6 +39,9 @@ class Connection:
     body_round: BodyRound | None = None  # what the body sees in a round it asked itself
     escalation: Any = None  # set when the call becomes a task once resolved (`task_legs`)
     asked: tuple[Any, ...] = ()  # the questions a 2026-07-28 round returned (a task's deadline)
+    call_id: str | None = None  # the call's identity where the host has one (a task's id)
+    records: Any = None  # the call's `CallRecords` on 2026-07-28, when a resolver is recorded
+    again: bool = False  # the body refused a value and the call resolved again (`resolve_again`)
 
     @classmethod
     def of(cls, request: Any, retry: Any, *, context: Any, **more: Any) -> Connection:

@@ -26,21 +26,22 @@ from ..engine.questions import Question
 from ..engine.resolution import Resolution
 from ..engine.results import Resolved, Suspended
 from ..engine.tracing import OTEL, PROXY, start_call
+from ..errors import ResolutionError, ResolveAgain
 from ..state.at_most_once import DEFAULT_STATE_TTL, AtMostOnce, Principal, Unsealed, check_state_ttl
+from ..state.call_records import CallRecords
 from ..state.replay_guard import ReplayGuard, check_replay_guard
 from ..state.round_state import RoundState, StateError
-from ..state.seal import OversizedState
 from . import body_rounds, held, legacy, wire
 from .client_request_wire import parse_reply
-from .connection import MODERN, Connection, StateCodec, modern_versions
-from .connection import is_modern as _is_modern
+from .connection import MODERN, Connection, StateCodec, is_modern, modern_versions
 from .held_limits import DEFAULT_MAX_HELD, DEFAULT_MAX_HELD_PER_OWNER, HeldLimits
 from .legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
 from .lifespan import no_app_scope
+from .resolve_again import resolve_again
 from .responses import Answers, read_responses
-from .round_checks import check_changes, check_rounds, check_size
+from .round_checks import check_changes, check_rounds, sealed
 from .signed_in import as_user
-from .translate import cleanup_failure, translate
+from .translate import Translated, cleanup_failure, translate
 
 logger = logging.getLogger("mcp_resolve")
 
@@ -104,6 +105,10 @@ class ToolFlow:
         self.user_scoped = bool(graph.user_scoped)  # and a signed-in user, whose values
         self.scoped = self.app_scoped or self.user_scoped
         self.wants_capabilities = graph.wants_capabilities
+        # A resolver recorded once per call, or one taking the call's idempotency key: each
+        # 2026-07-28 round carries the call's identity and records (`call_records`).
+        self.recording = bool(graph.recorded) or graph.keyed
+        self.plain = not (self.wants_capabilities or self.recording)  # `graph.start` will do
         graph.reply_parser = parse_reply  # the client's replies as the SDK's result types
         self.app_scope_hint = app_scope_hint
         # Whether the host can show a body that asks on its own its own request state.
@@ -121,7 +126,7 @@ class ToolFlow:
             if self.user_scoped:
                 return self._as_user(conn, arguments, body)
         modern = modern_versions.get(conn.version)  # `_generation`, one frame fewer
-        if modern or (modern is None and _is_modern(conn.version)):
+        if modern or (modern is None and is_modern(conn.version)):
             return self.modern(conn, arguments, body)
         return self._legacy(conn, arguments, body)
 
@@ -133,7 +138,7 @@ class ToolFlow:
         self, conn: Connection, arguments: dict[str, Any], body: Body
     ) -> Awaitable[Any]:
         modern = modern_versions.get(conn.version)
-        if modern or (modern is None and _is_modern(conn.version)):
+        if modern or (modern is None and is_modern(conn.version)):
             return self.modern(conn, arguments, body)
         return self._legacy(conn, arguments, body)
 
@@ -161,6 +166,9 @@ class ToolFlow:
             closing = resolution.closing(exc)
             if closing is not None:
                 await self.leave(resolution, closing)
+            if isinstance(exc, ResolveAgain):  # the body found a value refused: once more
+                await resolve_again(conn, exc, self.tool)
+                return await self._legacy(conn, arguments, body)
             raise
         closing = resolution.closing(None)
         if closing is not None:
@@ -179,15 +187,15 @@ class ToolFlow:
                 state = RoundState.decode(opened.state)
             except StateError as exc:
                 logger.info("Tool %r: request state ignored (%s); asking again", self.tool, exc)
-            if self.once is not None:
+            if self.once is not None and not conn.again:  # claimed once, by the first run
                 await self.once.claim(state, conn.request_context, opened.expires_at)
+        if self.recording:
+            conn.records = CallRecords.of(state, conn.call_id)
         proxy, trace = PROXY, None  # `start_call` only when a span may record (see PROXY)
-        if proxy is not None and (
-            proxy._real_tracer is not None or OTEL._TRACER_PROVIDER is not None
-        ):
+        if proxy is not None and (proxy._real_tracer or OTEL._TRACER_PROVIDER) is not None:
             trace = start_call(self.tool, MODERN, state.rounds + 1)
         graph, first = self.graph, None
-        if trace is not None or self.wants_capabilities:
+        if trace is not None or not self.plain:
             resolution = self.start(conn, arguments, trace)
         elif overrides.version == graph.seen_version and not graph.depends:  # `start`, inline
             resolution = Resolution(graph, graph.plan, arguments, conn.context, conn.app)
@@ -216,7 +224,8 @@ class ToolFlow:
                 if isinstance(outcome, Suspended):  # no coroutine for `settled` otherwise
                     outcome = await self.settled(conn, resolution, outcome, upfront)
                     if isinstance(outcome, Suspended):  # a retry, or a task's leg after an answer
-                        waits = held.waiting_for(outcome, answers)
+                        # resolved again: the question goes out, nothing is held
+                        waits = None if conn.again else held.waiting_for(outcome, answers)
                         if waits is not None and getattr(conn.session, "defers_waits", False):
                             conn.session.waits = waits  # a task's leg ends; the next is scheduled
                         elif waits is not None:  # consented to a step that waits: hold
@@ -260,6 +269,9 @@ class ToolFlow:
             closing = resolution.closing(exc)
             if closing is not None:
                 await self.leave(resolution, closing)
+            if isinstance(exc, ResolveAgain):
+                await resolve_again(conn, exc, self.tool)
+                return await self.modern(conn, arguments, body)
             raise
         if trace is not None or resolution.exits is not None:  # else `closing` has nothing
             closing = resolution.closing(None)  # a span to end, or a generator that yielded
@@ -300,11 +312,12 @@ class ToolFlow:
         """This round's questions, with the state that records the answers so far."""
         conn.asked = outcome.questions
         following = state.next_round(resolution.used or {}, outcome.questions)
+        self._carry(conn, resolution, following)
         check_rounds(self.tool, self.max_rounds, following.rounds)
         check_changes(self.tool, following, outcome.questions)
         if self.once is not None:
             self.once.stamp(following)
-        encoded = self._sealed(following, conn, resolution.graph)
+        encoded = sealed(self, following, conn, resolution.graph)
         return wire.input_required(outcome.questions, encoded, self.tool)
 
     def _escalate(self, state: RoundState, resolution: Resolution, conn: Connection) -> Any:
@@ -312,6 +325,7 @@ class ToolFlow:
         here; the state recording the answers goes to the task's first leg instead
         (`task_legs.Escalation`), kept on the server, so it is not sealed."""
         following = state.next_round(resolution.used or {}, ())
+        self._carry(conn, resolution, following)
         if self.once is not None:
             self.once.stamp(following)
         conn.escalation.state = following.encode()
@@ -329,31 +343,22 @@ class ToolFlow:
         following = body_rounds.next_state(self, state, resolution, result)
         if following is None:
             return result
+        self._carry(conn, resolution, following)
         check_rounds(self.tool, self.max_rounds, following.rounds)
         if self.once is not None:
             self.once.stamp(following)
-        encoded = self._sealed(following, conn, resolution.graph)
+        encoded = sealed(self, following, conn, resolution.graph)
         return result.model_copy(update={"request_state": encoded})
 
-    def _sealed(self, state: RoundState, conn: Connection, graph: Graph) -> str:
-        """The state as it goes on the wire, within budget.
-
-        The budget counts what is actually sent where mcp_resolve seals (the token, whose
-        JSON escaping and base64 can make it several times the plain state), and the plain
-        state where the SDK seals it; either way the message names the answers that made
-        it large, and an oversized state never reaches the log as a crash.
-        """
-        encoded = state.encode()
-        if self.codec is None:
-            check_size(self.tool, self.max_state_bytes, state, len(encoded.encode()), graph)
-            return encoded
-        try:
-            sealed = self.codec.seal(encoded, conn)
-        except OversizedState as exc:
-            check_size(self.tool, self.max_state_bytes, state, exc.length, graph)
-            raise  # pragma: no cover - the budget is never above the sealer's limit
-        check_size(self.tool, self.max_state_bytes, state, len(sealed), graph)
-        return sealed
+    def _carry(self, conn: Connection, resolution: Resolution, following: RoundState) -> None:
+        """The call's identity and records, what this round's recorded resolvers computed
+        included, into the next round's state (`call_records`)."""
+        if conn.records is not None:
+            try:
+                conn.records.take(resolution)
+            except ResolutionError as exc:  # a value that would not read back the same
+                raise Translated(str(exc)) from None
+            conn.records.stamp(following)
 
     def _responses(self, conn: Connection, state: RoundState | None, graph: Graph) -> Answers:
         """This round's answers, read against the graph the call really runs (an override in
@@ -382,13 +387,12 @@ class ToolFlow:
         """The call's resolution, with what the host adds: the client's replies validated
         as the SDK's results, and the client's capabilities for resolvers that take them."""
         capabilities = conn.session.client_capabilities if self.wants_capabilities else None
-        return self.graph.start(
-            arguments,
-            conn.context,
-            app=conn.app,
-            trace=trace,
-            capabilities=capabilities,
+        resolution = self.graph.start(
+            arguments, conn.context, app=conn.app, trace=trace, capabilities=capabilities
         )
+        if conn.records is not None:  # the call's identity, and what it recorded so far
+            conn.records.enter(resolution)
+        return resolution
 
 
 _FIRST_ROUND = RoundState()

@@ -21,15 +21,17 @@ to a waiting question the resolver still asks is *held* instead, as the legacy c
   already held, or one past the bound of its owner or of the worker, gets a tool error
   at once instead;
 - while it waits, the call holds no resolution: its generator resolvers are closed (their
-  cleanups run) before the wait, and when the step completes the call starts over from
-  the same answers, as the next round would, so every resolver of the call runs again
-  (an app-scoped one is looked up again, never closed: a value that must live through
-  the wait belongs in the app scope). That holds for a call that opened no generator
-  too, and the round state is decoded again after the wait rather than kept: keeping
-  them, so that only the resolver that asked ran again on the wake, kept the values,
-  answers and bookkeeping of every resolver for the whole wait, about 1 KiB a held call,
-  against a new resolution and the resolvers' runs once per wake (1.5 µs for two async
-  resolvers; a sync one adds its worker-thread hop, about 26 µs; benchmarks/README.md).
+  cleanups run) before the wait, and when the step completes the call starts over from the
+  same answers, as the next round would, so every resolver of the call runs again (an
+  app-scoped one is looked up again, never closed: a value that must live through the wait
+  belongs in the app scope), but a recorded one (`once=True`), whose value the call keeps
+  through the wait as its next round would (`HeldRetry.drop`). That holds for a call that
+  opened no generator too, and the round state is decoded again after the wait rather than
+  kept: keeping them, so that only the resolver that asked ran again on the wake, kept the
+  values, answers and bookkeeping of every resolver for the whole wait, about 1 KiB a held
+  call, against a new resolution and the resolvers' runs once per wake (1.5 µs for two
+  async resolvers; a sync one adds its worker-thread hop, about 26 µs;
+  benchmarks/README.md).
 
 A task's leg after an answer is held the same way under fastmcp-tasks' plain
 `TasksExtension`; under `ResolvingTasks` it ends instead and its next leg is scheduled
@@ -116,6 +118,9 @@ class HeldRetry:
         return self._resolution
 
     def drop(self) -> None:
+        records = self.conn.records
+        if records is not None and self._resolution is not None:
+            records.take(self._resolution)  # what it recorded holds through the wait
         self._resolution = None
 
     def settle(

@@ -8,7 +8,8 @@ values, registers the scope under the yielded object, and closes the scope (runn
 generator cleanups) before the inner lifespan ends. A request finds its scope through
 that same object, so each lifespan, even of one server entered twice at once, keeps its
 own values; lifespans that yield the very same object (such as `None`) share one scope,
-closed when the last of them ends.
+closed when the last of them ends. A scope that starts says, once, when some of the
+server's stores are shared between workers and others are not (`shared_stores`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..analysis.nodes import callable_name, identity
 from ..engine.app_scope import AppScope
 from ..engine.graph import ResolverGraph
 from ..errors import InvalidSignature
+from .shared_stores import warn_if_mixed
 
 logger = logging.getLogger("mcp_resolve")
 
@@ -52,8 +54,9 @@ def scope_of(state: Any) -> AppScope | None:
 
 
 @contextlib.asynccontextmanager
-async def holding_scope(state: Any, graphs: Graphs) -> AsyncIterator[AppScope]:
-    """Keep an application scope for the requests that carry `state`, until the block ends."""
+async def holding_scope(state: Any, graphs: Graphs, server: Any = None) -> AsyncIterator[AppScope]:
+    """Keep an application scope for the requests that carry `state`, until the block ends
+    (`server`: whose stores to check when the scope starts)."""
     key = id(state)
     entry = _scopes.get(key)
     if entry is not None and entry.state is state:
@@ -62,7 +65,9 @@ async def holding_scope(state: Any, graphs: Graphs) -> AsyncIterator[AppScope]:
         entry = _scopes[key] = _Entry(state, AppScope())
     try:
         if entry.users == 1:
-            await entry.scope.start(graphs())
+            served = list(graphs())
+            warn_if_mixed(server, any(graph.user_scoped for graph in served))
+            await entry.scope.start(served)
         yield entry.scope
     finally:
         entry.users -= 1
@@ -82,7 +87,7 @@ def keeping_scope(
     async def lifespan(server: Any) -> AsyncIterator[Any]:
         async with contextlib.AsyncExitStack() as stack:
             state: Any = {} if inner is None else await stack.enter_async_context(inner(server))
-            scope = await stack.enter_async_context(holding_scope(state, graphs))
+            scope = await stack.enter_async_context(holding_scope(state, graphs, server))
             if open_scopes is not None:
                 open_scopes.append(scope)
                 stack.callback(open_scopes.remove, scope)

@@ -8,11 +8,13 @@ with the resolver to blame, instead of sending the client round after round.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from ..analysis.graph import Graph
 from ..engine.questions import Question
 from ..errors import ResolutionError
 from ..state.round_state import RoundState
+from ..state.seal import OversizedState
 
 logger = logging.getLogger("mcp_resolve")
 
@@ -68,3 +70,24 @@ def check_rounds(tool: str, max_rounds: int, rounds: int) -> None:
             "round: build questions from the tool's arguments and earlier answers only.",
             tool=tool,
         )
+
+
+def sealed(flow: Any, state: RoundState, conn: Any, graph: Graph) -> str:
+    """The state as it goes on the wire, within `flow`'s budget.
+
+    The budget counts what is actually sent where mcp_resolve seals (the token, whose
+    JSON escaping and base64 can make it several times the plain state), and the plain
+    state where the SDK seals it; either way the message names the answers (and recorded
+    values) that made it large, and an oversized state never reaches the log as a crash.
+    """
+    encoded = state.encode()
+    if flow.codec is None:
+        check_size(flow.tool, flow.max_state_bytes, state, len(encoded.encode()), graph)
+        return encoded
+    try:
+        token: str = flow.codec.seal(encoded, conn)
+    except OversizedState as exc:
+        check_size(flow.tool, flow.max_state_bytes, state, exc.length, graph)
+        raise  # pragma: no cover - the budget is never above the sealer's limit
+    check_size(flow.tool, flow.max_state_bytes, state, len(token), graph)
+    return token

@@ -8,7 +8,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 
 from ..engine.resolution import Resolution
-from ..errors import ResolutionError
+from ..errors import ResolutionError, StoreUnavailable
 
 logger = logging.getLogger("mcp_resolve")
 
@@ -26,7 +26,9 @@ def translate(
     it passes as it is (the caller re-raises it).
 
     `ResolutionError` and tool errors (the SDK's `ToolError`, or the host framework's)
-    become readable tool errors naming who failed; MCP protocol errors (such as the -32021
+    become readable tool errors naming who failed; a store that could not be asked
+    (`StoreUnavailable`) fails the call closed, with one log line saying which store and
+    why and a tool error saying which store; MCP protocol errors (such as the -32021
     capability refusal) pass through; anything else is logged with its traceback and
     reported without internals. Called from an `except` clause, so a call that raises
     nothing pays nothing for it.
@@ -39,11 +41,25 @@ def translate(
         raise ToolError(str(exc)) from None
     if isinstance(exc, tool_errors):
         raise ToolError(f"{exc} ({who.capitalize()})") from None
+    if isinstance(exc, StoreUnavailable):
+        raise store_down(tool, who, exc) from None
     logger.error("Tool %r: %s raised an unexpected exception", tool, who, exc_info=exc)
     raise ToolError(
         f"Tool {tool!r} could not resolve its parameters: {who} failed "
         "unexpectedly (details are in the server log)"
     ) from None
+
+
+def store_down(tool: str, who: str, exc: StoreUnavailable) -> ToolError:
+    """The one log line and the tool error of a call whose store could not be asked."""
+    if not exc.logged:
+        logger.warning(
+            "Tool %r did not run: %s could not reach the %s (%s)", tool, who, exc.store, exc.detail
+        )
+    return ToolError(
+        f"Tool {tool!r} did not run: {who} needs the server's {exc.store}, which is "
+        "unavailable; try again later"
+    )
 
 
 def cleanup_failure(

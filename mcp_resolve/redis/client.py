@@ -21,6 +21,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import TimeoutError as RedisTimeout
 
+from ..errors import StoreUnavailable
 from ..seconds import seconds
 
 DEFAULT_TIMEOUT = 2.0
@@ -86,15 +87,22 @@ def where(client: Any) -> str:
     return f"Redis at {kwargs.get('host', '?')}:{kwargs.get('port', '?')}/{kwargs.get('db', 0)}"
 
 
-class RedisUnavailable(RuntimeError):
+class RedisUnavailable(StoreUnavailable):
     """Redis could not be asked in time; raised so that the caller fails closed.
 
-    Its message says which Redis and why (for the server log); hosts never send it to the
-    client.
+    `detail` says which Redis and why (for the server log); `str(exc)` names only the
+    store (`the server's store of finished pages is unavailable; try again later`), so
+    that it may reach a client.
     """
 
 
-def unavailable(client: Any, exc: BaseException, timeout: float) -> RedisUnavailable:
+def unavailable(client: Any, exc: BaseException, timeout: float, store: str) -> RedisUnavailable:
+    """The failure of `store` on `client`: which Redis, and why, in its `detail`."""
+    return RedisUnavailable(store, failure(client, exc, timeout))
+
+
+def failure(client: Any, exc: BaseException, timeout: float) -> str:
+    """Which Redis failed, and why: for the server log, never for a client."""
     if isinstance(exc, (TimeoutError, RedisTimeout)):
-        return RedisUnavailable(f"{where(client)} did not answer within {timeout:g} s")
-    return RedisUnavailable(f"{where(client)} failed: {type(exc).__name__}: {exc}")
+        return f"{where(client)} did not answer within {timeout:g} s"
+    return f"{where(client)} failed: {type(exc).__name__}: {exc}"

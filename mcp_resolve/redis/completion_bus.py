@@ -50,14 +50,15 @@ from .client import (
     check_max_connections,
     check_timeout,
     client_for,
+    failure,
     namespace,
-    unavailable,
 )
 from .notices import Notices, authenticator_for
 from .takes import Takes
 
 logger = logging.getLogger("mcp_resolve")
 
+STORE = "completion bus"  # as a client reads it when Redis is down
 _FAILURES = (RedisError, OSError, TimeoutError, asyncio.TimeoutError)  # distinct before 3.11
 _PAUSE_FIRST, _PAUSE_MOST = 0.05, 2.0  # between attempts to subscribe again
 _POLL = 1.0  # how long one read of the subscription waits for a message
@@ -107,23 +108,22 @@ class RedisCompletionBus:
         self._closing = False
 
     async def publish(self, elicitation_id: str) -> None:
-        failure: BaseException | None = None
+        why = ""  # which Redis failed, and how: for the log
         try:
             await self.share(elicitation_id)
         except _FAILURES as exc:
-            failure = exc
-            logger.warning(
-                "complete(%r) reached only this worker: %s",
-                elicitation_id,
-                unavailable(self.redis, exc, self.timeout),
-            )
+            why = failure(self.redis, exc, self.timeout)
+            logger.warning("complete(%r) reached only this worker: %s", elicitation_id, why)
         # Calls waiting here are woken whatever Redis does (those told through the
         # subscription already are not woken twice: deliver() takes the waiters it tells).
         await deliver(elicitation_id)
-        if failure is not None:
+        if why:
             raise RedisUnavailable(
-                "the completion could not be shared with the other workers (their store is "
-                "unavailable); calls waiting elsewhere were not woken, try again"
+                STORE,
+                why,
+                message="the completion could not be shared with the other workers (their "
+                "store is unavailable); calls waiting elsewhere were not woken, try again",
+                logged=True,
             ) from None
 
     async def share(self, elicitation_id: str) -> None:
@@ -258,7 +258,7 @@ class RedisCompletionBus:
             logger.warning(
                 "URL completions: %s; calls waiting on other workers' completions wait "
                 "until Redis is back or their timeout",
-                unavailable(self.redis, exc, self.timeout),
+                failure(self.redis, exc, self.timeout),
             )
 
 

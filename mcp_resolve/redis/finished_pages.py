@@ -1,11 +1,13 @@
 """Finished page questions across workers: `RedisFinishedPages`, one key per question.
 
 A page may be finished on one worker while the call that waits for it runs on another;
-the resolver there asks `Pages.finished(ref)`, which must see the record. A record is
-`SET mcp_resolve:<audience>:page:<elicitation id> 1 PX <ms>`, kept exactly until the
-link could no longer be used (the expiry the page passes), and read with `EXISTS`. The
-id is an HMAC (see `mcp_resolve.pages.link`): Redis learns nothing of the user or the
-question from it.
+the resolver there asks `Pages.finished(question)`, which must see the record. A record
+is `SET mcp_resolve:<audience>:page:<elicitation id> <sealed> PX <ms>`, kept exactly until
+the link could no longer be used (the expiry the page passes), and read with `GET`. The
+id is an HMAC (see `mcp_resolve.pages.link`) and the value was sealed by the pages with
+the key ring, bound to that question and its user (`mcp_resolve.pages.finished`): Redis
+learns nothing of the user or the question, and a key set by anyone else (any value, or
+one copied from another user's or another question's key) finishes nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from .client import DEFAULT_TIMEOUT, check_timeout, client_for, namespace, unavailable
+
+STORE = "store of finished pages"  # as a client reads it when Redis is down
 
 
 class PageKeys:
@@ -72,19 +76,22 @@ class RedisFinishedPages(PageKeys):
             redis, audience=audience, timeout=timeout, now=now, what=what, kind="page:"
         )
 
-    async def record(self, elicitation_id: str, expires_at: float) -> None:
+    async def record(self, elicitation_id: str, sealed: str, expires_at: float) -> None:
         lifetime_ms = self._lifetime_ms(expires_at)
         if lifetime_ms <= 0:
             return
         try:
             with anyio.fail_after(self.timeout):
-                await self.redis.set(self.prefix + elicitation_id, b"1", px=lifetime_ms)
+                await self.redis.set(self.prefix + elicitation_id, sealed, px=lifetime_ms)
         except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout) from exc
+            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
 
-    async def finished(self, elicitation_id: str) -> bool:
+    async def read(self, elicitation_id: str) -> str | None:
         try:
             with anyio.fail_after(self.timeout):
-                return bool(await self.redis.exists(self.prefix + elicitation_id))
+                raw = await self.redis.get(self.prefix + elicitation_id)
         except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout) from exc
+            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
+        if raw is None:
+            return None
+        return raw.decode("ascii", "replace") if isinstance(raw, bytes) else str(raw)

@@ -20,6 +20,8 @@ from redis.exceptions import RedisError
 from .client import DEFAULT_TIMEOUT, unavailable
 from .finished_pages import PageKeys
 
+STORE = "store of page answers"  # as a client reads it when Redis is down
+
 
 class RedisPageAnswers(PageKeys):
     """A `PageAnswers` store shared by every worker that talks to the same Redis.
@@ -53,7 +55,7 @@ class RedisPageAnswers(PageKeys):
                     self.prefix + elicitation_id, sealed, px=lifetime_ms, nx=True
                 )
         except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout) from exc
+            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
         return bool(done)
 
     async def read(self, elicitation_id: str) -> str | None:
@@ -61,7 +63,7 @@ class RedisPageAnswers(PageKeys):
             with anyio.fail_after(self.timeout):
                 raw = await self.redis.get(self.prefix + elicitation_id)
         except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout) from exc
+            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
         if raw is None:
             return None
         return raw.decode("ascii", "replace") if isinstance(raw, bytes) else str(raw)

@@ -31,6 +31,8 @@ from .client import (
     unavailable,
 )
 
+STORE = "replay store"  # as a client reads it when Redis is down
+
 logger = logging.getLogger("mcp_resolve.seal")
 
 # With a share per owner, one script claims the id and counts it against its owner, so
@@ -123,7 +125,7 @@ class RedisReplayGuard:
                     args=[lifetime_ms, share, now_ms, now_ms + lifetime_ms, token_id],
                 )
         except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout) from exc
+            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
         if outcome == -1:
             self._warn_full(owner)
         return bool(outcome == 1)

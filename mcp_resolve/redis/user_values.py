@@ -32,6 +32,8 @@ from ..state.seal import Binding, InvalidState, StateSealer
 from ..user import User
 from .client import DEFAULT_TIMEOUT, check_timeout, client_for, namespace, unavailable
 
+STORE = "store of user-scoped values"  # as a client reads it when Redis is down
+
 logger = logging.getLogger("mcp_resolve")
 
 DEFAULT_MAX_AGE = 24 * 3600.0
@@ -81,7 +83,7 @@ class RedisUserValues:
             with anyio.fail_after(self.timeout):
                 raw = await self.redis.get(self.prefix + tag)
         except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout) from exc
+            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
         if raw is None:
             return None
         try:
@@ -105,7 +107,7 @@ class RedisUserValues:
             with anyio.fail_after(self.timeout):
                 await self.redis.set(self.prefix + tag, token, px=math.ceil(life * 1000))
         except (RedisError, OSError, TimeoutError) as exc:
-            raise unavailable(self.redis, exc, self.timeout) from exc
+            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
 
     async def aclose(self) -> None:
         """Close the connections of a client built from a URL (one given is the caller's)."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import ipaddress
 import logging
 import secrets
 from collections.abc import Callable
@@ -32,6 +33,7 @@ import mcp_types as types
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 
+from ..errors import StoreUnavailable
 from ..seconds import seconds
 from .replay_guard import ReplayGuard
 from .round_state import RoundState
@@ -74,11 +76,17 @@ class Unsealed:
 
 
 def owner_of(request_context: Any, principal: Principal | None) -> str | None:
-    """Who presented a state, as an opaque tag: the authenticated principal, else the address.
+    """Who presented a state, as an opaque tag: the authenticated principal, else the
+    client's network (`network_of`). Hashed, so a shared store (Redis) never holds who a
+    user is. A failing principal function counts as no principal here; the binding,
+    which also calls it, refuses then."""
+    found = owner_and_kind(request_context, principal)
+    return None if found is None else found[0]
 
-    Hashed, so a shared store (Redis) never holds who a user is. A failing principal
-    function counts as no principal here; the binding, which also calls it, refuses then.
-    """
+
+def owner_and_kind(request_context: Any, principal: Principal | None) -> tuple[str, bool] | None:
+    """`owner_of`'s tag and whether it is an authenticated principal (True) or only a
+    network (False); None when the call has neither (stdio, in memory)."""
     who: str | None = None
     if principal is not None and request_context is not None:
         try:
@@ -87,15 +95,32 @@ def owner_of(request_context: Any, principal: Principal | None) -> str | None:
             found = None
         if isinstance(found, str):
             who = "p:" + found
+    signed_in = who is not None
     if who is None:
         client = getattr(getattr(request_context, "request", None), "client", None)
         host = getattr(client, "host", None)
         if isinstance(host, str) and host:
-            who = "a:" + host
+            who = "a:" + network_of(host)
     if who is None:
         return None
     digest = hashlib.sha256(_OWNER_LABEL + who.encode("utf-8", "surrogatepass")).digest()
-    return base64.urlsafe_b64encode(digest[:12]).decode("ascii")
+    return base64.urlsafe_b64encode(digest[:12]).decode("ascii"), signed_in
+
+
+def network_of(host: str) -> str:
+    """The network an unauthenticated client counts as: its /64 for IPv6 (what one
+    subscriber or one server is given, so a client cannot become 2**64 owners), its
+    address for IPv4 (an IPv4 address is scarce; everyone behind one NAT shares it, and
+    with it the bound of one owner), the host as given otherwise (a Unix socket)."""
+    try:
+        address = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
 
 
 class AtMostOnce:
@@ -145,12 +170,11 @@ class AtMostOnce:
         Not the refusal of a bad state: nothing is wrong with this one, and the client
         should learn that trying again later may work. Why goes to the log only.
         """
+        why = exc.detail if isinstance(exc, StoreUnavailable) else f"{type(exc).__name__}: {exc}"
         logger.warning(
-            "Tool %r: request state refused, the replay guard failed (%s: %s); the tool did "
-            "not run",
+            "Tool %r: request state refused, the replay guard failed (%s); the tool did not run",
             self.tool,
-            type(exc).__name__,
-            exc,
+            why,
         )
         raise ToolError(
             f"Tool {self.tool!r} could not check that this request is used only once (its "

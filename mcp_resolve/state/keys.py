@@ -2,17 +2,19 @@
 
 A `KeyRing` holds one or more secrets (the first signs and seals, every one verifies and
 opens, for rotation). Nothing keeps a secret itself: each use has its own keys derived
-by HKDF-SHA256 (sealing, and one per `authenticator(purpose)`), so a value made for one
-use is never valid for another. `mcp_resolve.seal` re-exports `KeyRing`.
+by HKDF-SHA256 (sealing, and one per `authenticator(purpose)` or `cipher(purpose)`), so a
+value made for one use is never valid for another. `mcp_resolve.seal` re-exports `KeyRing`.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import hmac
 import os
 
+from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
@@ -22,6 +24,7 @@ _INFO = b"mcp_resolve/requestState/v1/aes-256-gcm"
 _MAC_INFO = b"mcp_resolve/authenticator/v1/hmac-sha256"
 _KID_LABEL = b"mcp_resolve/requestState/v1/key-id"
 _KID = 4
+_NONCE, _TAG = 12, 16
 
 
 def _key_id(derived: bytes) -> bytes:
@@ -107,6 +110,20 @@ class KeyRing:
         keys = tuple(hmac.new(root, label, hashlib.sha256).digest() for root in self._mac_roots)
         return Authenticator(keys)
 
+    def cipher(self, purpose: str) -> FixedCipher:
+        """Deterministic authenticated encryption for `purpose` under this ring (the first
+        key seals, every key opens): see `FixedCipher`."""
+        label = purpose.encode("utf-8")
+        keys = tuple(
+            (
+                kid,
+                AESGCM(hmac.new(root, b"cipher/key\0" + label, hashlib.sha256).digest()),
+                hmac.new(root, b"cipher/nonce\0" + label, hashlib.sha256).digest(),
+            )
+            for (kid, _), root in zip(self._keys, self._mac_roots, strict=True)
+        )
+        return FixedCipher(keys)
+
     @property
     def key_ids(self) -> tuple[str, ...]:
         return tuple(kid.hex() for kid, _ in self._keys)
@@ -140,3 +157,50 @@ class Authenticator:
 
     def __repr__(self) -> str:
         return f"Authenticator(keys={len(self._keys)})"
+
+
+class FixedCipher:
+    """AES-256-GCM whose nonce is an HMAC of the context and the text (a synthetic IV).
+
+    For text that must travel encrypted in something that may not change from one request
+    to the next (a page link a client answers pinned to its digest): the same text in the
+    same context under the same key is the same token, on every worker. That equality is
+    all it reveals; a token opens only in the context it was sealed for. Token: base64url
+    of key id (4) || nonce (12) || ciphertext and tag.
+    """
+
+    __slots__ = ("_by_id", "_keys")
+
+    def __init__(self, keys: tuple[tuple[bytes, AESGCM, bytes], ...]) -> None:
+        self._keys = keys
+        self._by_id = {kid: (aead, mac) for kid, aead, mac in keys}
+
+    def seal(self, text: bytes, context: bytes) -> str:
+        kid, aead, mac = self._keys[0]
+        nonce = _synthetic_nonce(mac, context, text)
+        sealed = kid + nonce + aead.encrypt(nonce, text, kid + context)
+        return base64.urlsafe_b64encode(sealed).rstrip(b"=").decode("ascii")
+
+    def open(self, token: str, context: bytes) -> bytes | None:
+        """The text, or None for anything not sealed here for `context`."""
+        try:
+            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        except (ValueError, binascii.Error):
+            return None
+        found = self._by_id.get(raw[:_KID])
+        if found is None or len(raw) < _KID + _NONCE + _TAG:
+            return None
+        aead, mac = found
+        nonce = raw[_KID : _KID + _NONCE]
+        try:
+            text = aead.decrypt(nonce, raw[_KID + _NONCE :], raw[:_KID] + context)
+        except InvalidTag:
+            return None
+        if not hmac.compare_digest(nonce, _synthetic_nonce(mac, context, text)):
+            return None
+        return text
+
+
+def _synthetic_nonce(mac: bytes, context: bytes, text: bytes) -> bytes:
+    framed = len(context).to_bytes(4, "big") + context + text
+    return hmac.new(mac, framed, hashlib.sha256).digest()[:_NONCE]

@@ -3,10 +3,13 @@
 The state travels through the client, so it records only what cannot be recomputed: the
 answers the user gave, each with the digest of the exact question it answered, and the
 digests of the questions asked in the last round (an answer to anything else is not
-taken). Values that resolvers compute are never stored; they are computed again. The
-encoding is compact JSON, ASCII-escaped so that any string a client sent (lone surrogates
-included) survives encoding and sealing. Sealing it (authenticated encryption) is the
-host's job, and MCPServer already seals every `requestState` it returns.
+taken). Values that resolvers compute are computed again, except those of recorded
+resolvers (`Resolve(fn, once=True)`): their JSON texts (`records`, by question key, apart
+from the answers so that no answer can stand for one) and the call's identity (`call`)
+travel too, see `call_records`. The encoding is compact JSON, ASCII-escaped so that any
+string a client sent (lone surrogates included) survives encoding and sealing. Sealing it
+(authenticated encryption) is the host's job, and MCPServer already seals every
+`requestState` it returns.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ class RoundState:
     expires: float | None = None  # with a replay guard: when this state stops being accepted
     body: str | None = None  # the tool body's own request state, when the body asked
     body_keys: tuple[str, ...] = ()  # the keys of the body's own input requests
+    call: str | None = None  # the call's identity, when a resolver is recorded or keyed
+    records: dict[str, str] = field(default_factory=dict)  # recorded values, as JSON text
 
     def encode(self) -> str:
         body: dict[str, Any] = {
@@ -63,14 +68,21 @@ class RoundState:
         if self.body is not None:
             body["b"] = self.body
             body["k"] = list(self.body_keys)
+        if self.call is not None:
+            body["o"] = self.call
+        if self.records:
+            body["r"] = self.records
         return json.dumps(body, separators=(",", ":"), ensure_ascii=True, sort_keys=True)
 
     def sizes(self) -> dict[str, int]:
-        """Encoded bytes per recorded answer, to say what made a state large."""
-        return {
+        """Encoded bytes per recorded answer and value, to say what made a state large."""
+        sizes = {
             key: len(json.dumps(_recorded(a), ensure_ascii=True).encode())
             for key, a in self.answers.items()
         }
+        for key, text in self.records.items():
+            sizes[key] = sizes.get(key, 0) + len(json.dumps(text, ensure_ascii=True).encode())
+        return sizes
 
     @classmethod
     def decode(cls, text: str | None) -> RoundState:
@@ -86,6 +98,13 @@ class RoundState:
         rounds, recorded, asked = body.get("n"), body.get("a"), body.get("q")
         changes, token, expires = body.get("c", {}), body.get("i"), body.get("e")
         own, own_keys = body.get("b"), body.get("k", [])
+        call, records = body.get("o"), body.get("r", {})
+        if not (
+            (call is None or isinstance(call, str))
+            and isinstance(records, dict)
+            and all(isinstance(text, str) for text in records.values())
+        ):
+            raise StateError("malformed")
         if not (
             (own is None or isinstance(own, str))
             and isinstance(own_keys, list)
@@ -123,6 +142,8 @@ class RoundState:
             expires=None if expires is None else float(expires),
             body=own,
             body_keys=tuple(own_keys),
+            call=call,
+            records=records,
         )
 
     def next_round(
@@ -149,6 +170,8 @@ class RoundState:
             asked={q.key: q.digest for q in asked},
             rounds=self.rounds + 1,
             changes=changes,
+            call=self.call,
+            records=self.records,
         )
 
     def answers_with(self, responses: Mapping[str, Answer]) -> dict[str, Answer]:

@@ -17,6 +17,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..engine.app_scope import AppScope
 from ..engine.graph import ResolverGraph
 from ..engine.questions import Question
 
@@ -125,3 +126,20 @@ def declared(capabilities: Any) -> Any:
     import mcp_types as types
 
     return types.ClientCapabilities.model_validate(dict(capabilities))
+
+
+async def values_of_user(app: AppScope, graph: ResolverGraph) -> AppScope:
+    """The signed-in user's values, as a server finds them (the SDK is needed from here)."""
+    from ..protocol.signed_in import values_of_user as of_user
+
+    return await of_user(app, graph)
+
+
+def reply_parser() -> Any:
+    """The hosts' validation of sampling and roots results (needs `mcp`; without it the
+    kit hands the result's JSON on, as the core does)."""
+    try:
+        from ..protocol.client_request_wire import parse_reply
+    except ImportError:  # pragma: no cover - the SDK is not installed
+        return None
+    return parse_reply

@@ -25,9 +25,17 @@ from ..engine.questions import Answer, Question
 from ..engine.results import Resolved, Suspended
 from ..engine.workers import run_sync
 from ..errors import ResolutionError
+from ..state.call_records import CallRecords
 from ..state.round_state import RoundState
 from ..user import User
-from .as_served import arguments_validator, declared, fallbacks, sdk_context_types
+from .as_served import (
+    arguments_validator,
+    declared,
+    fallbacks,
+    reply_parser,
+    sdk_context_types,
+    values_of_user,
+)
 from .asked import (
     AnswerLike,
     AskedQuestion,
@@ -192,19 +200,12 @@ async def call(
     with signed_in(context), signing_in(user):
         async with scope_for(app, graph) as driver.app:
             if driver.app is not None and graph.user_scoped:
-                driver.app = await _values_of_user(driver.app, graph)
+                driver.app = await values_of_user(driver.app, graph)
             if mode == "rounds":
                 result = await driver.rounds(running, arguments)
             else:
                 result = await driver.in_process(running, arguments)
     return CallResult(result, driver.questions, driver.round, mode, recorder)
-
-
-async def _values_of_user(app: AppScope, graph: ResolverGraph) -> AppScope:
-    """The signed-in user's values, as a server finds them (the SDK is needed from here)."""
-    from ..protocol.signed_in import values_of_user
-
-    return await values_of_user(app, graph)
 
 
 _graphs: weakref.WeakKeyDictionary[Any, dict[tuple[type, ...], ResolverGraph]] = (
@@ -247,6 +248,7 @@ class _Driver:
     ask_timeout: float = DEFAULT_ASK_TIMEOUT
     legacy: bool = False
     derived: dict[str, str] = field(default_factory=dict)  # elicitation ids made per call
+    records: CallRecords | None = None  # rounds: the call's identity and recorded values
 
     def __post_init__(self, answers: Answers | None) -> None:
         if answers is None or isinstance(answers, Mapping):
@@ -299,8 +301,11 @@ class _Driver:
         return answers
 
     async def rounds(self, graph: ResolverGraph, arguments: dict[str, Any]) -> Any:
-        """2026-07-28: a fresh resolution per round; only pinned answers carry over."""
+        """2026-07-28: a fresh resolution per round; only pinned answers carry over, and the
+        values of recorded resolvers (`once=True`), with the call's identity."""
         state = RoundState()
+        if graph.recorded or graph.keyed:
+            self.records = CallRecords.of(state)
         responses: dict[str, Answer] = {}
         while True:
             async with contextlib.AsyncExitStack() as open_resolutions:
@@ -312,14 +317,19 @@ class _Driver:
                 outcome, resolution = await held_until_complete(
                     connection(legacy=False), resolution, recorded, outcome,
                     tool=self.graph.tool, ask_timeout=self.ask_timeout, settle=self._settled,
-                    restart=lambda: self._start(graph, arguments),
+                    restart=lambda: self._start(graph, arguments), records=self.records,
                 )  # fmt: skip
                 open_resolutions.push_async_exit(resolution)  # one closed for the wait: a no-op
                 if isinstance(outcome, Resolved):
                     return await self._body(arguments, outcome)
                 following = state.next_round(resolution.used or {}, outcome.questions)
+                if self.records is not None:  # as a server records them, checked the same
+                    self.records.take(resolution)
+                    self.records.stamp(following)
             # The state travels through the client as JSON: what does not survive that, fails.
             state = RoundState.decode(following.encode())
+            if self.records is not None:  # read back from what a client would carry
+                self.records = CallRecords.of(state)
             responses = await self._ask(outcome.questions)
 
     async def _settled(self, resolution: Any, outcome: Resolved | Suspended) -> Any:
@@ -346,8 +356,13 @@ class _Driver:
 
     def _start(self, graph: ResolverGraph, arguments: dict[str, Any]) -> Any:
         if graph.reply_parser is None:  # a plain function's graph: validate as a host would
-            graph.reply_parser = _reply_parser()
-        return graph.start(arguments, self.context, app=self.app, capabilities=self.capabilities)
+            graph.reply_parser = reply_parser()
+        resolution = graph.start(
+            arguments, self.context, app=self.app, capabilities=self.capabilities
+        )
+        if self.records is not None:
+            self.records.enter(resolution)
+        return resolution
 
     async def _answer(self, question: Question) -> Answer:
         eid = elicitation_id(question, self.legacy, self.derived)
@@ -379,13 +394,3 @@ class _Driver:
         if inspect.iscoroutinefunction(function):
             return await function(**kwargs)
         return await run_sync(functools.partial(function, **kwargs))
-
-
-def _reply_parser() -> Any:
-    """The hosts' validation of sampling and roots results (needs `mcp`; without it the
-    kit hands the result's JSON on, as the core does)."""
-    try:
-        from ..protocol.client_request_wire import parse_reply
-    except ImportError:  # pragma: no cover - the SDK is not installed
-        return None
-    return parse_reply

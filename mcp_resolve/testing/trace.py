@@ -148,6 +148,12 @@ class Trace:
     def ran(self, resolver: Resolver, *, round: int | None = None) -> bool:
         return _name(resolver) in self.started(round=round)
 
+    def runs(self, resolver: Resolver, *, round: int | None = None) -> int:
+        """How many times `resolver` was called: in `rounds` mode once per round it ran in,
+        and at most once per call for a recorded one (`Resolve(fn, once=True)`), whose
+        later rounds settle it from its record."""
+        return self.started(round=round).count(_name(resolver))
+
     def concurrent(self, *, round: int | None = None) -> set[frozenset[str]]:
         """Pairs of resolvers whose runs overlapped in time: both were in flight at once."""
         spans = [s for s in self.spans if round is None or s.round == round]

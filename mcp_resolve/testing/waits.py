@@ -82,14 +82,19 @@ async def completed(conn: Any, question: Question, eid: str, tool: str, ask_time
 class _KitCall:
     """`protocol.held.HeldCall` for the kit: cleanups are awaited as they are."""
 
-    __slots__ = ("_resolution", "restart", "settle")
+    __slots__ = ("_resolution", "records", "restart", "settle")
 
     def __init__(
-        self, resolution: Resolution, restart: Callable[[], Resolution], settle: Settle
+        self,
+        resolution: Resolution,
+        restart: Callable[[], Resolution],
+        settle: Settle,
+        records: Any = None,
     ) -> None:
         self._resolution: Resolution | None = resolution
         self.restart = restart
         self.settle = settle
+        self.records = records  # the call's `CallRecords`: kept through the wait, as served
 
     @property
     def resolution(self) -> Resolution:
@@ -98,6 +103,8 @@ class _KitCall:
         return self._resolution
 
     def drop(self) -> None:
+        if self.records is not None and self._resolution is not None:
+            self.records.take(self._resolution)
         self._resolution = None
 
     async def leave(self, resolution: Resolution, closing: Awaitable[None]) -> None:
@@ -114,6 +121,7 @@ async def held(
     ask_timeout: float,
     settle: Settle,
     restart: Callable[[], Resolution],
+    records: Any = None,
 ) -> tuple[Resolved | Suspended, Resolution]:
     """2026-07-28: the outcome once a consented step that waits completed, held as a retry
     is (`protocol.held`), and the resolution it came from: a new one (from `restart`) when
@@ -128,7 +136,7 @@ async def held(
     if waits is None:
         return outcome, resolution
 
-    call = _KitCall(resolution, restart, settle)
+    call = _KitCall(resolution, restart, settle, records)
     # The kit's call is alone in its process: the bounds on waits (per worker, per owner)
     # are the server's business, so the defaults stand here and are never reached.
     outcome = await holding.hold(

@@ -32,10 +32,10 @@ async def test_a_finished_page_is_seen_by_every_worker_until_its_link_expires(
     one = RedisFinishedPages(redis_server.url, audience="tracker")
     two = RedisFinishedPages(redis_server.url, audience="tracker")
     other_service = RedisFinishedPages(redis_server.url, audience="shop")
-    await one.record("page-abc", time.time() + 60)
-    assert await two.finished("page-abc")
-    assert not await two.finished("page-xyz")
-    assert not await other_service.finished("page-abc")
+    await one.record("page-abc", "sealed-1", time.time() + 60)
+    assert await two.read("page-abc") == "sealed-1"
+    assert await two.read("page-xyz") is None
+    assert await other_service.read("page-abc") is None
     ttl_ms = await one.redis.pttl("mcp_resolve:tracker:page:page-abc")
     assert 50_000 < ttl_ms <= 60_000
     for store in (one, two, other_service):
@@ -46,9 +46,10 @@ PAGES: list[Pages] = []
 
 
 async def approval(order: str) -> str | ElicitURL:
-    if await PAGES[0].finished(f"approve-{order}"):
+    question = PAGES[0].ask(f"Approve order {order}", ref=f"approve-{order}")
+    if await PAGES[0].finished(question):
         return f"approved {order}"
-    return PAGES[0].ask(f"Approve order {order}", ref=f"approve-{order}")
+    return question
 
 
 async def approve(order: str, approved: Annotated[str, Resolve(approval)]) -> str:

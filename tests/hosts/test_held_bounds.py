@@ -9,15 +9,18 @@ the worker's bound counts.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
-from support.trust_kit import HOSTS, MODERN, call, connect, serve
+from mcp.client.streamable_http import streamable_http_client
+from support.trust_kit import BASE, HOSTS, MODERN, call, connect, serve
 from support.uvicorn_thread import serving
 
 from mcp_resolve import ElicitURL, Resolve
@@ -255,3 +258,78 @@ def test_a_bound_that_is_not_a_positive_integer_is_refused_when_built(
         resolved(**{option: value})(pay_by_card)  # type: ignore[call-overload]
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(".", r"\.")):
         ResolvedTools(**{option: value})  # type: ignore[arg-type]
+
+
+@asynccontextmanager
+async def from_address(app: Any, address: str, user: str | None = None) -> AsyncIterator[Client]:
+    """An SDK `Client` over Streamable HTTP whose requests come from `address` (signed in as
+    `user` when given), on the app's lifespan entered by the caller."""
+    headers = {"Authorization": f"Bearer {user}"} if user is not None else {}
+    async with httpx2.AsyncClient(
+        transport=httpx2.ASGITransport(app=app, client=(address, 4321)),
+        base_url=BASE,
+        headers=headers,
+    ) as http:
+        transport = streamable_http_client(f"{BASE}/mcp", http_client=http)
+        async with Client(transport, mode=MODERN, elicitation_callback=consent) as client:
+            yield client
+
+
+@pytest.mark.parametrize("host", HOSTS)
+async def test_unauthenticated_clients_of_one_ipv6_64_are_one_owner(host: str) -> None:
+    served = serve(host, pay_by_card, max_held_per_owner=2)
+    app = served.http()
+    async with (
+        app.router.lifespan_context(app),
+        from_address(app, "2001:db8:7:1::a") as first,
+        from_address(app, "2001:db8:7:1:ffff:1:2:3") as second,  # the same /64
+        from_address(app, "2001:db8:7:1::c") as third,
+        from_address(app, "2001:db8:7:2::a") as elsewhere,  # another /64
+        calls() as running,
+    ):
+        running.start(first, "n1")
+        running.start(second, "n2")
+        await held("n1", "n2")
+        with anyio.fail_after(5):
+            over = await third.call_tool("pay_by_card", {"order": "n3"})
+        assert over.is_error, over
+        assert "this client already has" in text_of(over)
+        assert "(max_held_per_owner=2)" in text_of(over)
+        running.start(elsewhere, "n4")
+        await held("n4")
+        await pay("n1", "n2", "n4")
+    assert sorted(running.results) == ["n1", "n2", "n4"]
+
+
+async def test_unauthenticated_clients_together_leave_a_quarter_to_signed_in_users() -> None:
+    anonymous = serve("mcpserver", pay_by_card, max_held=4)  # no MCP authorization
+    signed = serve("mcpserver", pay_by_card, auth=True, max_held=4)
+    open_app, auth_app = anonymous.http(), signed.http()
+    async with (
+        open_app.router.lifespan_context(open_app),
+        auth_app.router.lifespan_context(auth_app),
+        contextlib.AsyncExitStack() as stack,
+    ):
+        spread = [  # one client from many IPv4 addresses, each its own owner
+            await stack.enter_async_context(from_address(open_app, f"198.51.100.{n}"))
+            for n in range(1, 5)
+        ]
+        alice = await stack.enter_async_context(from_address(auth_app, "203.0.113.9", "alice"))
+        async with calls() as running:
+            for n, client in enumerate(spread[:3], 1):
+                running.start(client, f"s{n}")
+            await held("s1", "s2", "s3")
+            with anyio.fail_after(5):
+                over = await spread[3].call_tool("pay_by_card", {"order": "s4"})
+            assert over.is_error, over
+            assert text_of(over).endswith(
+                "unauthenticated clients together already have as many calls waiting for a "
+                "step as its limit allows (three quarters of max_held=4; the rest is kept for "
+                "signed-in users); sign in, or try again later"
+            )
+            running.start(alice, "a1")  # the quarter kept for signed-in users
+            await held("a1")
+            assert held_limits.held_now() == 4
+            await pay("s1", "s2", "s3", "a1")
+    assert sorted(running.results) == ["a1", "s1", "s2", "s3"]
+    assert not any(r.is_error for r in running.results.values())

@@ -29,6 +29,7 @@ from mcp_resolve.oauth import (
     OAuthProvider,
     ProviderToken,
 )
+from mcp_resolve.oauth.grants import expiry, granted_scopes
 from mcp_resolve.oauth.tokens import Record, Vault
 from mcp_resolve.seal import KeyRing
 from mcp_resolve.testing import call
@@ -55,6 +56,8 @@ GOOD = {
         ({"client_id": ""}, "needs a client_id"),
         ({"token_endpoint_auth_method": "magic"}, "token_endpoint_auth_method"),
         ({"scopes": ["read user"]}, "is not a scope"),
+        ({"scopes": ["repo,user"]}, "is not a scope (no spaces, quotes or commas)"),
+        ({"revocation_url": "http://id.example/revoke"}, "revocation_url must use https"),
         ({"authorize_params": {"state": "fixed"}}, "may not set 'state'"),
     ],
 )
@@ -144,13 +147,20 @@ def test_the_core_never_imports_authlib() -> None:
     assert out.stdout.strip() == "False"
 
 
-def test_mount_on_fastmcp_adds_the_connect_page_and_the_callback() -> None:
+def test_mount_on_fastmcp_adds_the_connect_page_the_callback_and_the_connections_page() -> None:
     from fastmcp import FastMCP
 
     app = FastMCP("tracker")
     OAuth(KEYS, "https://mcp.example").mount(app)
-    paths = [getattr(route, "path", "") for route in app._additional_http_routes]
-    assert paths == ["/mcp-resolve/oauth/connect/{token}", "/mcp-resolve/oauth/callback"]
+    routes = {
+        getattr(route, "path", ""): sorted(getattr(route, "methods", ()) or ())
+        for route in app._additional_http_routes
+    }
+    assert routes == {
+        "/mcp-resolve/oauth/connect/{token}": ["GET", "HEAD"],
+        "/mcp-resolve/oauth/callback": ["GET", "HEAD"],
+        "/mcp-resolve/oauth/connections": ["GET", "HEAD", "POST"],
+    }
 
 
 async def test_a_discovery_document_naming_plain_http_endpoints_is_refused() -> None:
@@ -171,3 +181,42 @@ async def test_a_discovery_document_naming_plain_http_endpoints_is_refused() -> 
         with pytest.raises(OAuthConfigError, match="authorization_endpoint must use https"):
             await provider.endpoints()
     assert provider.auth_method == "none"  # no secret: a public client, PKCE alone
+
+
+@pytest.mark.parametrize(
+    ("expires_in", "expires_at"),
+    [
+        (3600, 4_600.0),
+        (59.5, 1_059.5),
+        ("3600", 4_600.0),  # as text, as some providers send it
+        (" 120 ", 1_120.0),
+        (None, None),  # no expiry given: the token does not expire
+        ("soon", 1_300.0),  # unreadable: short-lived (five minutes), never eternal
+        ("", 1_300.0),
+        (True, 1_300.0),
+        (-5, 1_300.0),
+        (0, 1_300.0),
+        ("nan", 1_300.0),
+        ("1" * 40, 1_300.0),
+        (1e30, 1_000.0 + 90 * 24 * 3600),  # at most the 90 days a connection is kept
+    ],
+)
+def test_expires_in_is_read_as_seconds_and_an_unreadable_one_is_short_lived(
+    expires_in: object, expires_at: float | None
+) -> None:
+    assert expiry(expires_in, 1_000.0) == expires_at
+
+
+@pytest.mark.parametrize(
+    ("granted", "scopes"),
+    [
+        ("read write", {"read", "write"}),
+        ("repo,user", {"repo", "user"}),  # GitHub, Slack
+        ("repo, user ,gist", {"repo", "user", "gist"}),
+        ("", {"asked"}),  # none named: what was asked
+        (None, {"asked"}),
+        (["read"], {"asked"}),
+    ],
+)
+def test_granted_scopes_are_read_with_spaces_or_commas(granted: object, scopes: set[str]) -> None:
+    assert granted_scopes(granted, frozenset({"asked"})) == scopes

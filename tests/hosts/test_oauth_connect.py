@@ -147,8 +147,8 @@ async def test_the_connect_page_sends_the_browser_to_consent_with_pkce_and_state
     assert len(asked["state"]) >= 43
     assert set(asked["scope"].split()) == {"openid", "profile"}
     again = query(await start(site, site.links[-1]))
-    assert again["state"] != asked["state"]  # a fresh state and verifier on each opening
-    assert again["code_challenge"] != asked["code_challenge"]
+    assert again["state"] == asked["state"]  # opened again: the pending consent is reused
+    assert again["code_challenge"] == asked["code_challenge"]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -267,3 +267,19 @@ async def test_a_client_without_url_mode_gets_the_link_in_a_tool_error_then_call
         again = await client.call_tool("whoami", {})
     assert not again.is_error, again
     assert text(again) == "alice@idp"
+
+
+async def test_a_callback_refused_to_another_browser_leaves_the_users_consent_usable(
+    site: Site,
+) -> None:
+    await call(site, "legacy")
+    target = await start(site, site.links[-1])  # Alice's consent, pending
+    async with browser(site, "bob") as bob:  # Bob sends her state to the callback himself
+        stolen = await consent(bob, target, "mallory@idp")
+        assert (await bob.get(stolen)).status_code == 403
+    async with browser(site, "alice") as alice:
+        back = await consent(alice, target, "alice@idp")
+        done = await alice.get(back)  # her own callback still finds her consent
+    assert done.status_code == 200, done.text
+    assert "Connected" in done.text
+    assert text(await call(site, "legacy")) == "alice@idp"

@@ -52,9 +52,10 @@ key_form = pages.secret_form(TrackerKey)
 
 
 async def approval(order: str) -> str | ElicitURL:
-    if await pages.finished(f"approve-{order}"):
+    question = pages.ask(f"Approve order {order}", ref=f"approve-{order}", timeout=30)
+    if await pages.finished(question):
         return f"approved {order}"
-    return pages.ask(f"Approve order {order}", ref=f"approve-{order}", timeout=30)
+    return question
 
 
 mcp = MCPServer(

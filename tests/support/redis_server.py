@@ -1,4 +1,6 @@
-"""A real `redis-server` for tests: 127.0.0.1, a free port, no persistence, stopped by PID.
+"""A real `redis-server` for tests: 127.0.0.1, a free port, stopped by PID; no persistence
+unless asked (`RedisServer(persist=True)`: an append-only file, synced on every write, so a
+restart keeps what was written before it, as a production Redis does).
 
 The binary comes from the Debian package `redis-server`, which `make test` (and so
 `.ci/run`) installs when it is missing. A test that needs Redis fails when the binary is
@@ -25,7 +27,7 @@ def _free_port() -> int:
 class RedisServer:
     """One redis-server process; `stop()` and `start()` again keep the same port (a restart)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, persist: bool = False) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
             pytest.fail(
@@ -36,6 +38,7 @@ class RedisServer:
         self.port = _free_port()
         self.dir = tempfile.mkdtemp(prefix="mcp_resolve_redis_")
         self.process: subprocess.Popen[bytes] | None = None
+        self.persist = persist
 
     @property
     def url(self) -> str:
@@ -44,7 +47,8 @@ class RedisServer:
     def start(self, timeout: float = 10.0) -> None:
         args = [
             self.binary, "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
-            "--appendonly", "no", "--dir", self.dir, "--daemonize", "no", "--loglevel", "warning",
+            "--appendonly", "yes" if self.persist else "no", "--appendfsync", "always",
+            "--dir", self.dir, "--daemonize", "no", "--loglevel", "warning",
         ]  # fmt: skip
         self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + timeout
@@ -88,6 +92,6 @@ class RedisServer:
         self.start()
 
     def close(self) -> None:
-        """Stop it, and remove its (empty: nothing is persisted) working directory."""
+        """Stop it, and remove its working directory (and what it persisted there)."""
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)

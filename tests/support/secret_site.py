@@ -3,9 +3,10 @@
 For the secret-form tests (an HTTP client as the browser) and the browser tests (headless
 chromium): `async with secret_site() as site:` serves, with uvicorn on 127.0.0.1 in the
 test's own event loop, an `MCPServer` under MCP authorization (every bearer token names
-its user, `support.trust_kit.Verifier`) with two tools, `connect(key)`, whose `key` comes
-from a `SecretForm` (`TrackerKey`: a masked API key and a project name), and
-`approve(order)`, which waits for a plain page (`Pages.ask`), and the server's
+its user, `support.trust_kit.Verifier`) with three tools, `connect(key)`, whose `key` comes
+from a `SecretForm` (`TrackerKey`: a masked API key and a project name),
+`approve(order)`, which waits for a plain page (`Pages.ask`), and `pay(order, amount)`,
+whose page questions share one ref per order whatever the amount, and the server's
 own sign-in step, `GET /signed-in?user=NAME` (it sets the `SignedInCookie`; a demo's
 sign-in, trusting the query). `mcp_client(site, mode, user)` is the user's MCP client:
 signed in with a bearer token, consenting to open each page, every HTTP body it sends
@@ -32,7 +33,7 @@ from starlette.routing import Route
 
 from mcp_resolve import ElicitURL, Resolve, User
 from mcp_resolve.mcp import resolved
-from mcp_resolve.pages import Pages, SecretForm, SignedInCookie
+from mcp_resolve.pages import Pages, PageStores, SecretForm, SignedInCookie
 from mcp_resolve.seal import KeyRing
 
 from .live_server import serving
@@ -82,26 +83,46 @@ async def connect(key: Annotated[TrackerKey, Resolve(tracker_key)]) -> str:
 
 async def approval(order: str) -> str | ElicitURL:
     pages = SITES[-1].pages
-    if await pages.finished(f"approve-{order}"):
+    question = pages.ask(
+        f"Approve order {order} in your browser", ref=f"approve-{order}", timeout=30
+    )
+    if await pages.finished(question):
         return f"approved {order}"
-    return pages.ask(f"Approve order {order} in your browser", ref=f"approve-{order}", timeout=30)
+    return question
 
 
 async def approve(order: str, approved: Annotated[str, Resolve(approval)]) -> str:
     return approved
 
 
+async def payment(order: str, amount: str) -> str | ElicitURL:
+    """One ref per order, whatever the amount: each amount is a question of its own."""
+    question = SITES[-1].pages.ask(
+        f"Pay {amount} EUR for order {order}", ref=f"pay-{order}", timeout=30
+    )
+    if await SITES[-1].pages.finished(question):
+        return f"paid {amount} EUR for order {order}"
+    return question
+
+
+async def pay(order: str, amount: str, paid: Annotated[str, Resolve(payment)]) -> str:
+    return paid
+
+
 @contextlib.asynccontextmanager
-async def secret_site(ttl: float = TTL, host: str = "mcpserver") -> AsyncIterator[SecretSite]:
+async def secret_site(
+    ttl: float = TTL, host: str = "mcpserver", stores: PageStores | None = None
+) -> AsyncIterator[SecretSite]:
     """The site, on `MCPServer` by default; `host="lowlevel"` or `"fastmcp"` serves the
     same tools through the SDK's Streamable HTTP app of that host (`support.trust_kit`),
-    under the same authorization, the pages and the sign-in mounted on that app."""
+    under the same authorization, the pages and the sign-in mounted on that app.
+    `stores` are the pages' stores (in memory by default)."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     clock = Clock()
     keys = KeyRing(KEY)
     signed_in = SignedInCookie(keys, secure=False, clock=clock)
-    pages = Pages(keys, base, ttl=ttl, browser=signed_in, clock=clock)
+    pages = Pages(keys, base, ttl=ttl, browser=signed_in, clock=clock, stores=stores)
     form = pages.secret_form(TrackerKey, title="Tracker API key")
 
     async def sign_in(request: Request) -> Response:
@@ -118,11 +139,12 @@ async def secret_site(ttl: float = TTL, host: str = "mcpserver") -> AsyncIterato
         )
         server.tool()(resolved(connect))
         server.tool()(resolved(approve))
+        server.tool()(resolved(pay))
         pages.mount(server)
         server.custom_route("/signed-in", methods=["GET"])(sign_in)
         app = server.streamable_http_app(host="127.0.0.1")
     else:
-        app = serve(host, connect, approve, auth=True).http()
+        app = serve(host, connect, approve, pay, auth=True).http()
         pages.mount(app)
         app.router.routes.insert(0, Route("/signed-in", sign_in, methods=["GET"]))
     SITES.append(SecretSite(base, pages, form, clock))

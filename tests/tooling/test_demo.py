@@ -101,6 +101,8 @@ def test_the_demo_shows_accounts_a_token_by_oauth_and_a_key_on_a_page(out: str) 
     )
     consented = (
         "    > accept\n"
+        "    (not signed in: the link sends the browser to sign in at the provider's screen"
+        " 'Authorize Client'; alice signs in, and it is back at the link)\n"
         "    (the browser: the connect page sends it to the tracker's screen 'Authorize Client')\n"
         "    (at the tracker, alice signs in and consents; the callback answers 200 Connected)\n"
         "    = #12 alice: the login page is slow; #15 alice: export to CSV\n"
@@ -111,7 +113,7 @@ def test_the_demo_shows_accounts_a_token_by_oauth_and_a_key_on_a_page(out: str) 
         " the page answers 200 Done)\n"
         "    = Reminded alice about #12 (sent through the notifier with your key).\n"
     )
-    signed_in = "    (alice's browser is signed in; her MCP client holds a token naming her)\n"
+    signed_in = "    (alice's MCP client holds a token naming her; her browser is not signed in)\n"
     assert out.count(signed_in + "  my_issues()\n" + connect) == 4
     assert out.count("/mcp-resolve/oauth/connect/") == 4
     assert out.count(consented) == 4

@@ -8,9 +8,13 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Iterator
+from urllib.parse import quote
 
 import httpx2
+import mcp_types as types
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from support.hosts import MODES
 from support.oauth_site import Recording
 
@@ -54,8 +58,8 @@ async def test_the_token_and_the_key_come_through_the_browser_never_the_client(
 
 @pytest.fixture(scope="module")
 def tracker() -> Iterator[tuple[str, str]]:
-    """The example served alone (no provider needed to sign in); its origin, and a valid
-    MCP token of Alice."""
+    """The example served alone (no provider: nothing here reaches it); its origin, and a
+    valid MCP token of Alice."""
     secret = secrets.token_urlsafe(32)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -64,28 +68,30 @@ def tracker() -> Iterator[tuple[str, str]]:
         yield base, "alice." + hmac.new(secret.encode(), b"alice", hashlib.sha256).hexdigest()
 
 
-async def test_the_sign_in_takes_a_valid_token_from_this_site_only(
+async def test_a_link_opened_without_sign_in_goes_to_the_sign_in_which_returns_here_only(
     tracker: tuple[str, str],
 ) -> None:
     base, token = tracker
+    links: list[str] = []
+
+    async def decline(context: object, params: types.ElicitRequestParams) -> types.ElicitResult:
+        assert isinstance(params, types.ElicitRequestURLParams)
+        links.append(params.url)
+        return types.ElicitResult(action="decline")
+
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+        transport = streamable_http_client(f"{base}/mcp", http_client=http)
+        async with Client(transport, elicitation_callback=decline) as client:
+            await client.call_tool("my_issues", {})
     async with httpx2.AsyncClient(base_url=base) as browser:
-        elsewhere = await browser.post(
-            "/sign-in", data={"token": token}, headers={"Origin": "http://evil.example"}
-        )
-        unsent = await browser.post("/sign-in", data={"token": token})
-        forged = await browser.post(
-            "/sign-in", data={"token": "alice." + "0" * 64}, headers={"Origin": base}
-        )
-        huge = await browser.post(
-            "/sign-in", data={"token": token + "0" * 4096}, headers={"Origin": base}
-        )
-        assert "mcp_resolve_user" not in browser.cookies
-        signed = await browser.post("/sign-in", data={"token": token}, headers={"Origin": base})
-    assert (elsewhere.status_code, unsent.status_code, forged.status_code) == (403, 403, 401)
-    assert huge.status_code == 413
-    assert signed.status_code == 200
-    assert signed.text == "Signed in as alice."
-    assert signed.cookies
+        opened = await browser.get(links[0])
+        elsewhere = await browser.get("/mcp-resolve/sign-in", params={"next": "//evil.example"})
+    assert opened.status_code == 303
+    assert opened.headers["location"] == (
+        f"{base}/mcp-resolve/sign-in?next={quote(links[0].removeprefix(base), safe='')}"
+    )
+    assert elsewhere.status_code == 400
+    assert "location" not in elsewhere.headers
 
 
 async def test_an_mcp_client_without_a_valid_token_is_refused(tracker: tuple[str, str]) -> None:

@@ -133,8 +133,9 @@ async def test_the_example_in_a_real_browser_sign_in_consent_and_the_key_page(
     browser: Browser, mode: str
 ) -> None:
     """examples/issue_tracker.py as users run it (a subprocess, beside a local provider):
-    chromium signs in on the example's own sign-in form, consents at the provider, enters
-    the notifier key on the server's page; both calls complete, neither secret on the wire."""
+    chromium, not signed in, opens the connect link, is sent to sign in at the provider and
+    back, consents there, enters the notifier key on the server's page; both calls
+    complete, neither secret on the wire."""
     key = "ntf_live_browser_91c2"
     wire = Recording()
     links: list[str] = []
@@ -145,11 +146,6 @@ async def test_the_example_in_a_real_browser_sign_in_consent_and_the_key_page(
         return types.ElicitResult(action="accept")
 
     with accounts.served("issue_tracker") as (url, token):
-        base = url.removesuffix("/mcp")
-        await browser.open(f"{base}/sign-in")
-        await browser.fill("token", token)
-        await browser.click("Sign in")
-        assert "Signed in as alice." in await browser.text()
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, transport=wire)
         results: list[types.CallToolResult] = []
         transport = streamable_http_client(url, http_client=http)
@@ -167,7 +163,10 @@ async def test_the_example_in_a_real_browser_sign_in_consent_and_the_key_page(
                             await anyio.sleep(0.01)
                     await browser.open(links[-1])
                     if tool == "my_issues":
-                        await browser.wait_for("Authorize Client")
+                        await browser.wait_for("Authorize Client")  # first the sign-in
+                        await browser.fill("sub", "alice")
+                        await browser.click("Authorize")
+                        await browser.wait_for("Authorize Client")  # then the consent
                         await browser.fill("sub", "alice")
                         await browser.click("Authorize")
                         await browser.wait_for("Connected")

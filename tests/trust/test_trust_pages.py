@@ -53,9 +53,12 @@ SITE: list[Site] = []  # the one running now (resolvers are module-level functio
 
 async def approval(order: str) -> str | ElicitURL:
     pages = SITE[-1].pages
-    if await pages.finished(f"approve-{order}"):
+    question = pages.ask(
+        f"Approve order {order} in your browser", ref=f"approve-{order}", timeout=20
+    )
+    if await pages.finished(question):
         return f"approved {order}"
-    return pages.ask(f"Approve order {order} in your browser", ref=f"approve-{order}", timeout=20)
+    return question
 
 
 async def approve(order: str, approved: Annotated[str, Resolve(approval)]) -> str:

@@ -108,9 +108,6 @@ BROWSER_FORMS = {
     # one-time link bound to the signed-in user, an anti-forgery value, a bounded body;
     # tests/trust/test_secret_forms.py and test_browser_pages.py attack it).
     ("issue_tracker", "/mcp-resolve/pages/{token}"),
-    # The browser's sign-in: it changes no state of the server (it sets the browser's
-    # cookie) and refuses a post from another site (tests/tooling/test_issue_tracker.py).
-    ("issue_tracker", "/sign-in"),
 }
 
 

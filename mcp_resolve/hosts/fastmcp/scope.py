@@ -22,6 +22,7 @@ from fastmcp.server.server import FastMCP
 from ...engine.app_scope import AppScope
 from ...protocol.lifespan import app_value as scoped_value
 from ...protocol.lifespan import graphs_of
+from ...protocol.shared_stores import warn_if_mixed
 
 APP_SCOPE = "mcp_resolve.app_scope"
 """The key of the scope in `ctx.lifespan_context`."""
@@ -43,6 +44,7 @@ async def _graphs(server: FastMCP[Any]) -> list[Any]:
 async def app_scope(server: FastMCP[Any]) -> AsyncIterator[dict[str, Any]]:
     """Keep an application scope for as long as the server runs."""
     graphs = await _graphs(server)
+    warn_if_mixed(server, any(graph.user_scoped for graph in graphs))
     async with AppScope() as scope:
         await scope.start(graphs)
         scopes = _open.setdefault(server, [])

@@ -145,6 +145,10 @@ class _Host(WrappedFunction):
         if leg and task_legs.prepare is not None:
             asks_first = getattr(self.wrapper, task_legs.ASKS_FIRST, False)
             await task_legs.prepare(conn, ctx, self.flow.by_key, asks_first)
+        if leg:
+            unsealed = task_legs.records_unsealed(conn, self.flow)
+            if unsealed is not None:
+                raise ToolError(unsealed, log_level=logging.WARNING)
         try:
             result = await self.flow.run(conn, arguments, self._marked_body)
             if isinstance(result, task_legs.Escalation):

@@ -254,8 +254,10 @@ class ResolvingTasks(TasksExtension):
         task_id = task.task_id
         first = leg == 1
         expired = None
-        # A consented step that waits ends the leg (`scheduled_legs`), not held.
+        # A consented step that waits ends the leg (`scheduled_legs`), not held; the state it
+        # leaves is sealed for the task (`_parked`), records of `once=True` values included.
         conn.session.defers_waits = True
+        conn.session.sealed = True
         if conn.request_state is not None:  # the state an earlier leg left, sealed
             opened = self.records.open_state(task_id, conn.request_state)
             conn.request_state, expired = opened.get("s"), opened.get("expired")
@@ -339,7 +341,9 @@ def _same_keys(state: str | None, keys: Collection[str], task_id: str) -> None:
         recorded = RoundState.decode(state)
     except StateError:
         return  # the flow says so, and asks again
-    unknown = sorted((set(recorded.answers) | set(recorded.asked)) - set(keys))
+    unknown = sorted(
+        (set(recorded.answers) | set(recorded.asked) | set(recorded.records)) - set(keys)
+    )
     if unknown:
         logger.error(
             "Task %s: its state records answers under question keys this process does not "

@@ -63,6 +63,9 @@ class TaskClient:
         self.defers_waits = False
         self.waits: Any = None
         self.waiting: Any = None
+        # Set by ResolvingTasks: the state this leg leaves in Redis is sealed for its task,
+        # which recorded values (`once=True`) need (`records_unsealed`).
+        self.sealed = False
 
 
 class _Leg:
@@ -88,7 +91,9 @@ def leg_connection(ctx: Any, task_id: str, *, app: Any = None) -> Connection:
     """The connection of one leg: the answers and state fastmcp-tasks put on the worker's
     context, as a retry would carry them."""
     leg = _Leg(task_id, getattr(ctx, "origin_request_id", None))
-    return Connection.of(leg, ctx, context=ctx, request_context=None, app=app)
+    # The task is the call: its id names it for idempotency keys, in every leg and on every
+    # redelivery (unless its foreground rounds had named it first, `@asks_first`).
+    return Connection.of(leg, ctx, context=ctx, request_context=None, app=app, call_id=task_id)
 
 
 class Escalation:
@@ -151,6 +156,19 @@ def is_leg(conn: Connection) -> bool:
     return type(conn.session) is TaskClient
 
 
+def records_unsealed(conn: Connection, flow: Any) -> str | None:
+    """Why a leg may not run: it records values (`once=True`) into a state that Redis would
+    keep in the clear (fastmcp-tasks' plain `TasksExtension`); None when it may."""
+    if conn.session.sealed or not flow.graph.recorded:
+        return None
+    names = ", ".join(repr(node.name) for node in flow.graph.recorded)
+    return (
+        f"Tool {flow.tool!r} records resolver {names} (once=True), and a background task keeps "
+        "its records in Redis sealed only under mcp_resolve.tasks.ResolvingTasks: register "
+        "ResolvingTasks in place of fastmcp-tasks' TasksExtension"
+    )
+
+
 __all__ = [
     "ASKS_FIRST",
     "ESCALATING",
@@ -159,6 +177,7 @@ __all__ = [
     "TaskClient",
     "deadline",
     "is_leg",
+    "records_unsealed",
     "unanswered",
     "leg_connection",
     "task_id_of",
