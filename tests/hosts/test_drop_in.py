@@ -13,6 +13,7 @@ import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mypy import api as mypy
+from support.typed_lifespan import server as typed_server
 
 from mcp_resolve.mcp import ResolvingMCPServer
 
@@ -54,8 +55,6 @@ def test_a_typed_lifespan_server_passes_mypy_strict(tmp_path: Path) -> None:
 
 
 async def test_a_typed_lifespan_server_serves_its_lifespans_value_to_a_resolver() -> None:
-    from support.typed_lifespan import server
-
-    async with Client(server) as client:
+    async with Client(typed_server) as client:
         result = await client.call_tool("greet", {"name": "Ada"})
     assert result.structured_content == {"result": "hello, Ada"}
