@@ -138,11 +138,12 @@ class _Builder(ParameterReader):
             annotation = hints.get(param.name, param.annotation)
             if not self.acceptable(annotation, None, param.name):
                 continue
-            marker, inner = self.marker(annotation, None, param.name, param.default)
+            marker, inner, asked = self.tool_marker(annotation, param, model)
             if marker is not None:
                 node_id = self.visit(marker, param.name)
                 if node_id is not None:
-                    self.check_fit(inner, self.nodes[node_id], None, param.name)
+                    if not asked:  # an Ask(...)'s resolver is made to fit
+                        self.check_fit(inner, self.nodes[node_id], None, param.name)
                     raw_targets.append((param.name, node_id, inner))
             elif self.is_context(annotation):
                 context.append(param.name)
@@ -153,8 +154,8 @@ class _Builder(ParameterReader):
             self.bind_arguments(self.nodes[node_id], aliases)
         nodes = self.finish()
         targets = tuple(
-            Target(name, self.nodes[node_id].index, *self.converter(inner, None, name))
-            for name, node_id, inner in raw_targets
+            Target(name, self.nodes[n].index, *self.target_converter(inner, name, model))
+            for name, n, inner in raw_targets
         )
         if self.problems:
             return None
