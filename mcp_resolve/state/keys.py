@@ -147,6 +147,16 @@ class Authenticator:
         tag = hmac.new(self._keys[0], message, hashlib.sha256).digest()
         return base64.urlsafe_b64encode(tag).rstrip(b"=").decode("ascii")
 
+    def tags(self, message: bytes) -> tuple[str, ...]:
+        """`message`'s tag under each key of the ring, the first key's first: the names a
+        record stored under its tag has had since each key joined (`record_names`)."""
+        return tuple(
+            base64.urlsafe_b64encode(hmac.new(key, message, hashlib.sha256).digest())
+            .rstrip(b"=")
+            .decode("ascii")
+            for key in self._keys
+        )
+
     def verify(self, message: bytes, tag: str) -> bool:
         """Whether `tag` is `message`'s under any key of the ring (in constant time)."""
         given = tag.encode("ascii", "replace")
