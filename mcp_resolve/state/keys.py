@@ -42,7 +42,9 @@ class KeyRing:
     key without trial decryption. To rotate across several workers, in three phases, each
     rolled out everywhere before the next: (1) add the new key *second*, [old, new], so
     every worker can read it while all still seal with the old one; (2) move it first,
-    [new, old]; (3) after one ttl, drop the old key, [new].
+    [new, old], which also moves each stored record under the new key when it is read
+    (`record_names`); (3) drop the old key, [new], once the records worth keeping were
+    read (docs/security.md, "Rotating a key").
     """
 
     def __init__(self, *secrets: bytes | bytearray | str) -> None:
