@@ -27,7 +27,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-import httpx2
 import mcp_types as types
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -45,6 +44,7 @@ from mcp_resolve.seal import KeyRing
 
 from .live_server import serving
 from .load_balancer import free_port
+from .mcp_http import mcp_http
 from .oidc_provider import Provider
 from .sign_in_site import PAGES_CLIENT, ProviderTokens, access_token
 from .trust_kit import AUTH, KEY, Verifier
@@ -157,7 +157,7 @@ async def mcp_client(
         return types.ElicitResult(action=answer)  # type: ignore[arg-type]
 
     token = user if site.provider is None else await access_token(site.provider, user)
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+    async with mcp_http(headers={"Authorization": f"Bearer {token}"}) as http:
         transport = streamable_http_client(site.mcp_url, http_client=http)
         asks = callback if answer is not None else None
         async with Client(transport, mode=mode, elicitation_callback=asks) as client:
