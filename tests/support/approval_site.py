@@ -16,6 +16,8 @@ in `support.sign_in_site`, and a browser with no user is sent there and back.
 `mcp_client(site, mode, user)` is the user's MCP client over Streamable HTTP, signed in
 with a bearer token (with a provider, a real access token of it), consenting to open
 each page (its URL goes to `site.links`); `site.ran` lists what the tools did.
+`secrets=` is the key ring's (the sealing key first) and `port=` the site's, for the same
+site restarted after a key rotation.
 """
 
 from __future__ import annotations
@@ -101,11 +103,13 @@ async def approval_site(
     store: ApprovalStore | None = None,
     ceremony_timeout: float = 60.0,
     provider: Provider | None = None,
+    secrets: tuple[str, ...] = (KEY,),
+    port: int | None = None,
     **options: Any,
 ) -> AsyncIterator[ApprovalSite]:
-    port = free_port()
+    port = port or free_port()
     base = f"http://localhost:{port}"
-    keys = KeyRing(KEY)
+    keys = KeyRing(*secrets)
     signed_in = SignedInCookie(keys, secure=False)
     if provider is None:
         options["browser"] = signed_in
@@ -123,7 +127,7 @@ async def approval_site(
         "approvals",
         auth=AUTH,
         token_verifier=Verifier() if provider is None else ProviderTokens(provider),
-        request_state_security=RequestStateSecurity(keys=[KEY]),
+        request_state_security=RequestStateSecurity(keys=list(secrets)),
     )
     for tool in (delete_repository, transfer, quick_delete):
         server.tool()(resolved(tool))
