@@ -8,7 +8,9 @@ return annotation, secrets included (`value_json`), sealed with AES-256-GCM unde
 ring (`StateSealer`) and bound to that user, that resolver and this audience, so a value
 copied to another key, another user or another service is refused and built afresh. It
 lives in Redis as long as the resolver's `ttl` (or `max_age`, for resolvers without one),
-or until the user forgets it (`forget`).
+or until the user forgets it (`forget`). Forgetting also renews the value's epoch
+(`mcp_resolve:<audience>:ue:<tag>`, a random word for 30 days), so that the question of a
+value that asks is a new question on every worker (`engine.fresh_questions`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import secrets
 import time
 from collections.abc import Callable
 from typing import Any
@@ -38,6 +41,7 @@ STORE = "store of user-scoped values"  # as a client reads it when Redis is down
 logger = logging.getLogger("mcp_resolve")
 
 DEFAULT_MAX_AGE = 24 * 3600.0
+EPOCH_LIFE_MS = 30 * 24 * 3600 * 1000  # far beyond any page's link (answers live as long)
 _METHOD = "mcp_resolve/user-value"
 
 
@@ -62,7 +66,8 @@ class RedisUserValues:
         now: Callable[[], float] = time.time,
     ) -> None:
         self.timeout = check_timeout(timeout)
-        self.prefix = namespace(audience, "RedisUserValues") + "uv:"
+        space = namespace(audience, "RedisUserValues")
+        self.prefix, self.epochs = space + "uv:", space + "ue:"
         self.max_age = seconds(max_age, "max_age")
         self._tags = keys.authenticator("mcp_resolve/user-values")
         self._sealer = StateSealer(
@@ -111,11 +116,30 @@ class RedisUserValues:
             raise unavailable(self.redis, exc, self.timeout, STORE) from exc
 
     async def forget(self, user: User, node: Node) -> bool:
+        """Drop the value, and renew its epoch: its question, asked again, is a new one
+        on every worker (`mcp_resolve.engine.fresh_questions`)."""
+        tag = self._tag(user, node)
+        epoch = secrets.token_urlsafe(12)
         try:
             with anyio.fail_after(self.timeout):
-                return bool(await self.redis.delete(self.prefix + self._tag(user, node)))
+                async with self.redis.pipeline(transaction=True) as both:
+                    both.delete(self.prefix + tag)
+                    both.set(self.epochs + tag, epoch, px=EPOCH_LIFE_MS)
+                    deleted, _ = await both.execute()
         except (RedisError, OSError, TimeoutError) as exc:
             raise unavailable(self.redis, exc, self.timeout, STORE) from exc
+        return bool(deleted)
+
+    async def epoch(self, user: User, node: Node) -> str:
+        """The epoch of `user`'s value of `node`: "" until they forget it."""
+        try:
+            with anyio.fail_after(self.timeout):
+                raw = await self.redis.get(self.epochs + self._tag(user, node))
+        except (RedisError, OSError, TimeoutError) as exc:
+            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
+        if raw is None:
+            return ""
+        return raw.decode("ascii", "replace") if isinstance(raw, bytes) else str(raw)
 
     async def aclose(self) -> None:
         """Close the connections of a client built from a URL (one given is the caller's)."""
