@@ -15,7 +15,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: demo test lint docs bench clean redis-server haproxy conformance npm dist test-lowest \
-	test-latest lock typescript chromium browser
+	test-latest test-fastmcp42 lock typescript chromium browser sdk-suite
 
 # pip's own output is a wall of text; this shows one line that counts what pip collects, then
 # what it installs. pip's errors (stderr) are shown as they are; pipefail keeps its status.
@@ -95,6 +95,29 @@ find-python = py=$$(pyenv prefix "$$(pyenv latest $(1) 2>/dev/null)" 2>/dev/null
 # client and the browser see, is the same on every Python.
 test-%: .venv-%/.installed redis-server haproxy
 	.venv-$*/bin/python $(PYTEST) -m "not wheel and not typescript and not browser"
+
+# The fastmcp host on fastmcp's 4.2 line, in .venv-fastmcp42: fastmcp-tasks pins fastmcp-slim
+# to its own version and has no 4.2 release, so `dev` (like the tasks extra) holds fastmcp at
+# 4.1. This venv has the rest of `dev` at the versions constraints.txt pins and fastmcp
+# $(FASTMCP42) (.ci/fastmcp42.py), and runs the tests of the fastmcp host that need no tasks
+# (`-k fastmcp`: the fastmcp test files and each host test's fastmcp case). CI runs it, fatal.
+FASTMCP42 := 4.2.3
+F42 := .venv-fastmcp42
+$(F42)/.installed: pyproject.toml $(CONSTRAINTS) .ci/fastmcp42.py
+	@echo "Setting up $(F42): the fastmcp host on fastmcp $(FASTMCP42), without tasks"
+	rm -rf $(F42) && $(PYTHON) -m venv $(F42)
+	@$(F42)/bin/python -m pip install --quiet --upgrade pip
+	$(F42)/bin/python .ci/fastmcp42.py --constraints > $(F42)/constraints.txt
+	$(F42)/bin/python .ci/fastmcp42.py $(FASTMCP42) > $(F42)/requirements.txt
+	@PYTHONUNBUFFERED=1 $(F42)/bin/python -m pip install --progress-bar off \
+		-c $(F42)/constraints.txt -e . -r $(F42)/requirements.txt | $(PROGRESS)
+	@touch $@
+
+test-fastmcp42: $(F42)/.installed redis-server
+	$(F42)/bin/python -c "from importlib.metadata import version as v; \
+		assert v('fastmcp') == '$(FASTMCP42)' and v('fastmcp-slim') == '$(FASTMCP42)', v('fastmcp')"
+	$(F42)/bin/python $(PYTEST) -k fastmcp -m "not wheel and not typescript and not browser" \
+		tests/hosts tests/core tests/trust tests/tooling tests/state
 
 # The suite with every dependency we declare at its lower bound (.ci/lowest.py turns
 # pyproject's `>=` bounds into `==` pins), in .venv-lowest, on the lowest Python we support.
@@ -209,6 +232,41 @@ $(SUITES_STAMP): | npm
 	@$(SUITES)/node_modules/.bin/node --version | grep -q '^v$(NODE_VERSION)$$'
 	@touch $@
 
+# The official SDK's own tests, with ResolvingMCPServer wherever they build an MCPServer
+# (tests/sdk_suite/: the swap, a pytest plugin, and the known differences, each explained).
+# The tests come from the sdist of the SDK version constraints.txt pins, checked against its
+# sha256, into $(SDK_SUITE); none of their code is committed here. Their own dependencies
+# (tests/sdk_suite/requirements.txt) go into a venv of their own, not ours.
+SDK_SUITE   := .sdk-suite
+SDK_VERSION := 2.3.0
+SDK_SHA256  := 8b147a50441cf059dc88c684e0aeed3687f0aa0f39c6cde7b90330effd2b34d8
+SDK_VENV    := .venv-sdk-suite
+SDK_TESTS   := $(SDK_SUITE)/mcp-$(SDK_VERSION)
+
+sdk-suite: $(SDK_VENV)/.installed $(SDK_TESTS)/.unpacked
+	cd $(SDK_TESTS) && PYTHONPATH=$(CURDIR)/tests/sdk_suite:examples \
+		$(CURDIR)/$(SDK_VENV)/bin/python -m pytest -p swap_mcpserver -p no:cacheprovider \
+		-o addopts="-p anyio" -o log_cli=false -q tests
+
+$(SDK_VENV)/.installed: pyproject.toml $(CONSTRAINTS) tests/sdk_suite/requirements.txt
+	@echo "Setting up $(SDK_VENV): mcp_resolve and what the SDK's own tests import"
+	rm -rf $(SDK_VENV) && $(PYTHON) -m venv $(SDK_VENV)
+	@$(SDK_VENV)/bin/python -m pip install --quiet --upgrade pip
+	@PYTHONUNBUFFERED=1 $(SDK_VENV)/bin/python -m pip install --progress-bar off -c $(CONSTRAINTS) \
+		-e ".[mcp]" -r tests/sdk_suite/requirements.txt | $(PROGRESS)
+	@$(SDK_VENV)/bin/python -c 'import importlib.metadata as m, sys; v = m.version("mcp"); \
+		v == "$(SDK_VERSION)" or sys.exit(f"mcp {v} is installed; set SDK_VERSION and SDK_SHA256 to its sdist")'
+	@touch $@
+
+$(SDK_TESTS)/.unpacked: | $(SDK_VENV)/.installed
+	@echo "Fetching the tests of mcp $(SDK_VERSION) (its sdist) into $(SDK_SUITE)"
+	@rm -rf $(SDK_SUITE) && mkdir -p $(SDK_SUITE)
+	@$(SDK_VENV)/bin/python -m pip download --quiet --no-binary :all: --no-deps \
+		--dest $(SDK_SUITE) mcp==$(SDK_VERSION)
+	@echo "$(SDK_SHA256)  $(SDK_SUITE)/mcp-$(SDK_VERSION).tar.gz" | sha256sum --check --quiet
+	@tar -xzf $(SDK_SUITE)/mcp-$(SDK_VERSION).tar.gz -C $(SDK_SUITE)
+	@touch $@
+
 # npm itself (any version: it only downloads), from Debian when missing, as for redis-server.
 npm:
 	@command -v npm >/dev/null || { \
@@ -238,4 +296,4 @@ bench: $(STAMP) redis-server
 	$(BIN)/python benchmarks/tasks.py
 
 clean:
-	rm -rf $(VENV) .venv-* $(SUITES) dist .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-* $(SUITES) $(SDK_SUITE) dist .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -2,15 +2,19 @@
 
 Run from the repository root:
 
-    .venv/bin/python benchmarks/fastmcp_depends.py            # full run (about 1 minute)
+    .venv/bin/python benchmarks/fastmcp_depends.py            # full run (about 90 s)
     .venv/bin/python benchmarks/fastmcp_depends.py --quick    # smoke run
+    .venv-fastmcp42/bin/python benchmarks/fastmcp_depends.py  # on fastmcp 4.2 (make test-fastmcp42)
 
 One `FastMCP` server holds every tool, so the two sides share the server, its middleware
 and its result handling, and differ only in who resolves: five trivial dependencies in
-three levels (`a, b(x) -> c(a, b), d(a) -> e(c, d)`), written once with fastmcp's
-`Depends` (uncalled-for; `b` reads the tool argument through `CallArgument()`) and once
-with mcp_resolve's `Resolve` under `@resolved`, async and sync; for mcp_resolve also sync
-with `Resolve(fn, blocking=False)`, which runs them on the event loop as `Depends` does.
+three levels (`a, b(x) -> c(a, b), d(a) -> e(c, d)`), written with fastmcp's `Depends`
+(uncalled-for; `b` reads the tool argument through `CallArgument()`) in both of its forms,
+as a default (`c(a_: int = Depends(a))`) and, as fastmcp 4.2 documents it, in the
+annotation (`c(a_: Annotated[int, Depends(a)])`, `b(x: Annotated[int, CallArgument()])`),
+and once with mcp_resolve's `Resolve` under `@resolved`, async and sync; for mcp_resolve
+also sync with `Resolve(fn, blocking=False)`, which runs them on the event loop as
+`Depends` does.
 
 Two paths: `await app.call_tool()` (fastmcp's server-side call: argument model,
 dependencies, the body, the result; no request, so a legacy call on which nobody can be
@@ -34,11 +38,13 @@ import os
 import statistics
 import sys
 from collections.abc import Awaitable, Callable
+from importlib.metadata import version
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import fastmcp_annotated
 from fastmcp import Client, Context, FastMCP
 from fastmcp.dependencies import CallArgument, Depends
 from mcp_types import InputRequiredResult
@@ -53,8 +59,10 @@ OURS = "mcp_resolve"
 SCENARIOS = {
     # scenario: (label, the peer's tool, mcp_resolve's tool)
     "async5": ("5 async dependencies", "dep_async5", "res_async5"),
+    "async5a": ("5 async, Depends annotated", "depa_async5", "res_async5"),
     "sync5": ("5 sync, ours in a thread", "dep_sync5", "res_sync5"),
     "inline5": ("5 sync, ours blocking=False", "dep_sync5", "res_inline5"),
+    "inline5a": ("5 sync annotated, ours inline", "depa_sync5", "res_inline5"),
 }
 for _, peer_tool, our_tool in SCENARIOS.values():
     EXPECTED[peer_tool] = EXPECTED[our_tool] = (4, FIVE)
@@ -130,6 +138,8 @@ def server() -> FastMCP[Any]:
 
     app.tool(depends_five(sync=False), name="dep_async5")
     app.tool(depends_five(sync=True), name="dep_sync5")
+    app.tool(fastmcp_annotated.async5, name="depa_async5")
+    app.tool(fastmcp_annotated.sync5, name="depa_sync5")
     app.tool(resolved(five(Resolve, sync=False)), name="res_async5")
     app.tool(resolved(five(Resolve, sync=True)), name="res_sync5")
     app.tool(resolved(five(not_blocking, sync=True)), name="res_inline5")
@@ -201,7 +211,10 @@ async def main(quick: bool) -> None:
     app = server()
     rounds, pairs = (3, 30) if quick else (11, 200)
     print(header())
-    print(f"rounds={rounds} pairs/round={pairs} | one FastMCP server, both sides on it")
+    print(
+        f"rounds={rounds} pairs/round={pairs} | one FastMCP server, both sides on it | "
+        f"fastmcp {version('fastmcp')}, uncalled-for {version('uncalled-for')}"
+    )
 
     async def server_side(tool: str) -> Any:
         return await app.call_tool(tool, {"x": 1})

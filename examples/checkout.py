@@ -31,6 +31,7 @@ import secrets
 import time
 from typing import Annotated, Any
 
+import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver import RequestStateSecurity
 from pydantic import BaseModel
@@ -83,7 +84,8 @@ LEDGER: list[dict[str, Any]] = []  # without CHECKOUT_LEDGER
 
 def record(entry: dict[str, Any]) -> None:
     """Append one record: a JSON object on a line of its own. JSON escapes every newline in
-    the values, so no argument (`pay`'s `to`, say) can write a line of its own."""
+    the values, so no argument (`pay`'s `to`, say) can write a line of its own. It writes a
+    file: async code calls it in a worker thread, never on the event loop."""
     ledger = os.environ.get("CHECKOUT_LEDGER")
     if not ledger:
         LEDGER.append(entry)
@@ -112,7 +114,7 @@ async def pay(amount: int, to: str, confirm: Annotated[Confirm, Resolve(confirm_
     """Pay someone, once the user confirms; a confirmation is used at most once."""
     if not confirm.ok:
         return "nothing paid"
-    record({"paid": amount, "to": to, "worker": os.getpid()})
+    await anyio.to_thread.run_sync(record, {"paid": amount, "to": to, "worker": os.getpid()})
     return f"paid {amount} EUR to {to}"
 
 
@@ -201,7 +203,7 @@ async def card_paid_webhook(request: Request) -> PlainTextResponse:
         return PlainTextResponse("try again", status_code=503)
     if not first:
         return PlainTextResponse("already done")  # acknowledged; nothing changes
-    record({"card_paid": order, "report": event_id})
+    await anyio.to_thread.run_sync(record, {"card_paid": order, "report": event_id})
     try:
         await complete(mcp, f"card-{order}")
     except RedisUnavailable:  # recorded: the waiting call finds it when it looks again

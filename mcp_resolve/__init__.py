@@ -2,6 +2,7 @@
 
 from importlib import metadata as _metadata
 
+from .ask import Ask
 from .client_requests import ListRoots, Sample
 from .engine.app_scope import AppScope
 from .engine.graph import ResolverGraph
@@ -24,6 +25,7 @@ from .schema import render_elicitation_schema
 from .user import User
 
 __all__ = [
+    "Ask",
     "LINK_IN_ERROR",
     "AcceptedElicitation",
     "AcceptedUrlElicitation",

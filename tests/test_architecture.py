@@ -36,6 +36,7 @@ LAYERS: dict[str, int] = {
     "tooling": 10,
 }
 AUTHORING = {
+    "ask",
     "markers",
     "client_requests",
     "outcomes",

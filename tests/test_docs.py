@@ -289,6 +289,14 @@ def test_asking_fallbacks() -> None:
         assert seen[mode]["no fallback"]["code"] == -32021
 
 
+def test_asking_missing() -> None:
+    seen = observe("asking_missing")
+    for mode in ("legacy", "2026-07-28"):
+        assert [q["message"] for q in seen[mode]["asked"]] == ["Deploy where?"]
+        assert seen[mode]["result"] == "Deployed web to staging (1 replica(s))."
+        assert seen[mode]["all sent"] == "Deployed api to production (3 replica(s))."
+
+
 def test_asking_keys() -> None:
     seen = observe("asking_keys")
     key = "asking_keys:ask_for.<locals>.ask"

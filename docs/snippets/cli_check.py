@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Any
 
+import anyio
 from pydantic import BaseModel
 
 from mcp_resolve import Elicit, ElicitURL, Resolve
@@ -66,8 +67,8 @@ async def main() -> dict[str, Any]:
     here = os.getcwd()
     os.chdir(ROOT)
     try:
-        with contextlib.redirect_stdout(output):
-            status = mcp_resolve(["check", *targets])
+        with contextlib.redirect_stdout(output):  # a command line: it reads files, off the loop
+            status = await anyio.to_thread.run_sync(mcp_resolve, ["check", *targets])
     finally:
         os.chdir(here)
     return {"status": status, "output": output.getvalue().splitlines()}

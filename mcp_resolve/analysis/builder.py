@@ -113,7 +113,6 @@ class _Builder(ParameterReader):
         super().__init__(tool, kind, context_types, problems)
         self.fn = fn
         self.overrides = overrides or {}
-        self.key_sources: dict[int, Callable[..., Any]] = {}  # replaced: key from the original
         self.nodes: dict[object, Node] = {}
         self.order: list[object] = []
         self.stack: list[tuple[object, str]] = []
@@ -139,11 +138,12 @@ class _Builder(ParameterReader):
             annotation = hints.get(param.name, param.annotation)
             if not self.acceptable(annotation, None, param.name):
                 continue
-            marker, inner = self.marker(annotation, None, param.name, param.default)
+            marker, inner, asked = self.tool_marker(annotation, param, model)
             if marker is not None:
                 node_id = self.visit(marker, param.name)
                 if node_id is not None:
-                    self.check_fit(inner, self.nodes[node_id], None, param.name)
+                    if not asked:  # an Ask(...)'s resolver is made to fit
+                        self.check_fit(inner, self.nodes[node_id], None, param.name)
                     raw_targets.append((param.name, node_id, inner))
             elif self.is_context(annotation):
                 context.append(param.name)
@@ -154,8 +154,8 @@ class _Builder(ParameterReader):
             self.bind_arguments(self.nodes[node_id], aliases)
         nodes = self.finish()
         targets = tuple(
-            Target(name, self.nodes[node_id].index, *self.converter(inner, None, name))
-            for name, node_id, inner in raw_targets
+            Target(name, self.nodes[n].index, *self.target_converter(inner, name, model))
+            for name, n, inner in raw_targets
         )
         if self.problems:
             return None
@@ -224,7 +224,7 @@ class _Builder(ParameterReader):
         declare_once(node, marker)
         self.bases[node_id] = base
         if fn is not marker.fn:
-            self.key_sources[id(node)] = marker.fn
+            node.replaces = marker.fn
         self.nodes[node_id] = node
         self.stack.append((node_id, consumer_param))
         self.analyse(node)
@@ -373,13 +373,14 @@ class _Builder(ParameterReader):
     def finish(self) -> tuple[Node, ...]:
         """Number the nodes by (level, discovery order), assign keys and dependents."""
         ordered = number([self.nodes[n] for n in self.order], self.nodes)
-        for first, second, key in assign_keys(ordered, self.key_sources):
+        for first, second, key in assign_keys(ordered):
             self.problem(
                 f"resolvers {first!r} and {second!r} share the question key {key!r}",
                 fix="give each resolver its own key",
             )
         check_scopes(ordered, self.problem)
-        check_recorded(ordered, self.problem, self.hints, self.key_sources)
+        originals = {id(n): n.replaces for n in ordered if n.replaces is not None}
+        check_recorded(ordered, self.problem, self.hints, originals)
         settle_app_nodes(ordered)
         settle_inline_nodes(ordered)
         return tuple(node.freeze() for node in ordered)

@@ -166,7 +166,7 @@ def outcome_members(annotation: Any) -> tuple[frozenset[type], Any] | None:
     return frozenset(allowed), data
 
 
-def _refusal(value: Any) -> EdgeRefusal:
+def refusal(value: Any) -> EdgeRefusal:
     if type(value) is AcceptedUrlElicitation:
         return EdgeRefusal("a URL question was accepted, but the parameter expects form data")
     if type(value) is AcceptedElicitation:
@@ -207,7 +207,7 @@ def _unwrapping(convert: Convert | None) -> Convert:
             elif kind is AcceptedUrlElicitation:
                 value = None
             else:
-                raise _refusal(value)
+                raise refusal(value)
         return value if convert is None else convert(value)
 
     return unwrap
@@ -224,7 +224,7 @@ def _wrapping(allowed: frozenset[type], convert: Convert | None) -> Convert:
                 raise EdgeRefusal("the resolver answered without asking, as an accept")
             return AcceptedElicitation(value if convert is None else convert(value))
         if kind not in allowed:
-            raise _refusal(value)
+            raise refusal(value)
         if kind is AcceptedElicitation and convert is not None:
             data = convert(value.data)
             if data is not value.data:

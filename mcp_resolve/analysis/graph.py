@@ -23,12 +23,15 @@ class Graph:
 
     `model_parameters` are what the model supplies (the tool's advertised input schema);
     `resolved_parameters` are filled by resolvers and never taken from the client;
+    `asked_parameters` are both (`Ask(...)`): arguments the user is asked for when the
+    client leaves them out, which the tool receives from their resolver;
     `context_parameters` are the tool's own parameters annotated with a host context type,
     which the host injects as usual.
     """
 
     __slots__ = (
         "argument_defaults",
+        "asked_parameters",
         "context_parameters",
         "context_types",
         "depends",
@@ -63,7 +66,9 @@ class Graph:
         self.model_parameters = model_parameters
         self.context_parameters = context_parameters
         self.context_types = context_types
-        self.resolved_parameters = frozenset(t.parameter for t in targets)
+        filled = frozenset(t.parameter for t in targets)
+        self.asked_parameters = filled.intersection(p.name for p in model_parameters)
+        self.resolved_parameters = filled - self.asked_parameters
         self.argument_defaults: dict[str, Any] = {
             p.name: p.default for p in model_parameters if p.default is not p.empty
         }

@@ -18,6 +18,7 @@ import inspect
 from collections.abc import Callable
 from typing import Annotated, Any, get_args, get_origin
 
+from ..ask import Ask
 from ..markers import Resolve
 from .depends import Dependant, from_depends
 from .edges import union_members
@@ -124,5 +125,15 @@ def injected_parameters(fn: Callable[..., Any], *, lookalikes: bool = False) -> 
 
 
 def uses_resolvers(fn: Callable[..., Any]) -> bool:
-    """Whether `fn` has a parameter filled by a resolver (`Resolve` or `Depends`)."""
-    return bool(injected_parameters(fn))
+    """Whether `fn` has a parameter filled by a resolver (`Resolve` or `Depends`), or one
+    asked for when missing (`Ask`)."""
+    if injected_parameters(fn):
+        return True
+    try:
+        hints = type_hints(fn)
+    except Exception:
+        return False
+    return any(
+        get_origin(a) is Annotated and any(isinstance(m, Ask) for m in a.__metadata__)
+        for a in hints.values()
+    )

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -82,6 +80,7 @@ class Node:
         "parameter",
         "pending_deps",
         "record",
+        "replaces",
         "schema",
         "suspends",
         "ttl",
@@ -99,6 +98,7 @@ class Node:
         self.is_async = kind in (ASYNC, ASYNC_GEN)
         self.parameter = parameter
         self.explicit_key: str | None = None
+        self.replaces: Callable[..., Any] | None = None  # an override's original: its key
         self.app = False  # kept in a scope (app or user), looked up by the call
         self.user = False  # kept per signed-in user
         self.ttl: float | None = None  # user-scoped only; None: as long as the server runs
@@ -184,63 +184,6 @@ def callable_name(fn: Callable[..., Any]) -> str:
     if not (isinstance(name, str) and (inspect.isroutine(fn) or isinstance(fn, type))):
         name = type(fn).__qualname__
     return name.rsplit("<locals>.", 1)[-1]
-
-
-def qualified_name(fn: Callable[..., Any]) -> str:
-    """The full `module:qualname` that question keys are derived from.
-
-    The module part is the name the resolver's file has in its package (`module_name`),
-    not the name this process imported it under, so every process serving the same code
-    agrees on every key, however each one loaded it.
-    """
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    if inspect.isroutine(fn) or isinstance(fn, type):
-        module, name = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
-    else:
-        module, name = type(fn).__module__, type(fn).__qualname__
-        fn = type(fn)
-    return f"{module_name(fn, module)}:{name or type(fn).__qualname__}"
-
-
-def module_name(fn: Any, module: str | None) -> str:
-    """The dotted name of the file that defines `fn`, as a member of its package.
-
-    A module's `__name__` depends on how the process loaded it: `__main__` for a script or
-    `python -m`, `server_module` when fastmcp's worker command loads `server.py:app` by
-    path, `app.server` when imported. Keys built from it differ between a front and its
-    workers, and an answer recorded under one key is not found under the other: the
-    question is asked again. The file's place among the folders that hold an `__init__`
-    is the same in every process. Code with no file on disk (a `python -c` string, a
-    notebook cell) keeps its `__name__`, else `?`.
-    """
-    found = getattr(sys.modules.get(module or ""), "__file__", None)
-    if not isinstance(found, str):
-        try:
-            found = inspect.getsourcefile(inspect.unwrap(fn)) or inspect.getfile(fn)
-        except (TypeError, OSError):
-            found = None
-    named = _package_name(found) if found else None
-    return named or module or "?"
-
-
-@functools.lru_cache(maxsize=512)
-def _package_name(file: str) -> str | None:
-    path = Path(file)
-    if not path.is_file():
-        return None
-    path = path.resolve()
-    parts = [] if path.stem == "__init__" else [path.stem]
-    folder = path.parent
-    while folder.name.isidentifier() and any(
-        (folder / f"__init__{suffix}").is_file() for suffix in _SOURCE_SUFFIXES
-    ):
-        parts.append(folder.name)
-        folder = folder.parent
-    return ".".join(reversed(parts)) or None
-
-
-_SOURCE_SUFFIXES = (".py", ".pyc", ".pyw")
 
 
 def identity(fn: Callable[..., Any]) -> object:

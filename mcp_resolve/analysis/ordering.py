@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping
 
-from .nodes import Node, qualified_name
+from .nodes import Node
+from .package_names import qualified_name
 
 
 def number(discovered: list[Node], by_id: Mapping[object, Node]) -> list[Node]:
@@ -27,9 +27,7 @@ def number(discovered: list[Node], by_id: Mapping[object, Node]) -> list[Node]:
     return ordered
 
 
-def assign_keys(
-    nodes: list[Node], key_sources: Mapping[int, Callable[..., Any]]
-) -> Iterator[tuple[str, str, str]]:
+def assign_keys(nodes: list[Node]) -> Iterator[tuple[str, str, str]]:
     """Give each node its question key; yield (first, second, key) for each shared key.
 
     An explicit `Resolve(key=...)` wins; otherwise the key is the resolver's
@@ -48,7 +46,7 @@ def assign_keys(
     for node in nodes:
         if node.explicit_key is not None:
             continue
-        base = qualified_name(key_sources.get(id(node), node.fn))
+        base = qualified_name(node.replaces or node.fn)
         key, n = base, 1
         while key in taken:
             n += 1

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any, NoReturn, get_args, get_origin
+from typing import Annotated, Any, NoReturn, get_args, get_origin
 
 from typing_extensions import Unpack
 
+from ..ask import Ask
 from ..errors import FunctionKind, InvalidSignature, Where
 from ..markers import Resolve
 from ..sdk_phrases import union
+from .asked_arguments import ask_marker, asking, exposed, field_of, form_for
 from .edges import Convert, edge_converter, union_members
 from .fit import never_fits
 from .injected import lookalike_fix, markers, sdk_lookalike, split_markers
@@ -84,6 +86,9 @@ class ParameterReader:
         elif any(markers(member) for member in union_members(annotation) or ()):
             problem = union(param, resolver or self.tool)
             fix = "annotate the whole parameter instead: Annotated[T | None, Resolve(fn)]"
+        elif resolver is not None and _asks(annotation):
+            problem = "is marked Ask(...), which asks for a tool's own argument"
+            fix = "return Elicit(message, Model) from the resolver to ask, or move Ask to the tool"
         else:
             return True
         self.problem(problem, resolver=resolver, parameter=param, fix=fix)
@@ -99,6 +104,63 @@ class ParameterReader:
                 "has more than one Resolve(...)", resolver=resolver, parameter=param, fix=fix
             )
         return (found[0] if found else None), inner
+
+    def tool_marker(
+        self, annotation: Any, param: inspect.Parameter, model: list[inspect.Parameter]
+    ) -> tuple[Resolve | None, Any, bool]:
+        """A tool parameter's resolver marker, the annotation its value is received as, and
+        whether it is an `Ask(...)` (then also an argument, added to `model`)."""
+        ask, annotation = ask_marker(annotation)
+        marker, inner = self.marker(annotation, None, param.name, param.default)
+        if ask is not None:
+            marker = self.asked(ask, marker, param, inner, model)
+        return marker, inner, ask is not None
+
+    def asked(
+        self,
+        ask: Ask,
+        marker: Resolve | None,
+        param: inspect.Parameter,
+        inner: Any,
+        model: list[inspect.Parameter],
+    ) -> Resolve | None:
+        """The resolver that asks for tool parameter `param` when the client leaves it
+        out (None after reporting why it cannot); the parameter as the client sees it is
+        added to the tool's arguments, `model`."""
+        name = param.name
+        if marker is not None:
+            fix = "keep Ask(...) or the resolver, not both"
+            self.problem("has both Ask(...) and a resolver", parameter=name, fix=fix)
+        elif param.default is not _EMPTY:
+            self.problem(
+                f"is marked {ask!r} but has a default, so it is never missing and never asked",
+                parameter=name,
+                fix="remove the default, or remove Ask(...)",
+            )
+        else:
+            try:
+                resolver, shown = asking(name, ask, form_for(name, inner)), exposed(param, inner)
+                model.append(shown)
+                return resolver
+            except TypeError as exc:
+                self.problem(
+                    f"is marked {ask!r}, but no form can ask for its type: {exc}",
+                    parameter=name,
+                    fix="give it a type a form field can hold (a string, number, integer or "
+                    "boolean, a Literal or enum of them), or fill it with a resolver",
+                    cause=exc,
+                )
+        model.append(param)
+        return None
+
+    def target_converter(
+        self, annotation: Any, param: str, model: list[inspect.Parameter]
+    ) -> tuple[Convert, frozenset[type] | None]:
+        """How a tool parameter receives its resolver's value (one that is also among the
+        arguments, `model`, is asked for: its form's field)."""
+        if any(p.name == param for p in model):
+            return field_of(param), frozenset()
+        return self.converter(annotation, None, param)
 
     def is_context(self, annotation: Any) -> bool:
         if not self.context_types:
@@ -138,6 +200,12 @@ class ParameterReader:
 def _unchanged(value: Any) -> Any:
     """The converter of an edge whose annotation was refused (the graph is not built)."""
     return value
+
+
+def _asks(annotation: Any) -> bool:
+    return get_origin(annotation) is Annotated and any(
+        isinstance(m, Ask) for m in annotation.__metadata__
+    )
 
 
 def first_line(exc: BaseException) -> str:

@@ -143,7 +143,7 @@ def _scope_problem(kind: str, value: Any) -> tuple[str, str] | None:
     its app-scoped resolvers: every call of theirs would fail; None when it keeps one."""
     if kind in ("server", "lowlevel"):
         from ..hosts.lowlevel.server import ResolvedTools
-        from ..hosts.mcp.server import ResolvingMCPServer
+        from ..hosts.mcp.resolving_server import ResolvingMCPServer
         from ..protocol.lifespan import keeps_app_scope
     if kind == "server":
         if isinstance(value, ResolvingMCPServer):

@@ -163,7 +163,12 @@ def tool_tree(tool: Function, out: Output) -> Item:
     sep = f" {out.dot} "
     details = []
     if graph.model_parameters:
-        details.append("arguments: " + ", ".join(p.name for p in graph.model_parameters))
+        asked = graph.asked_parameters  # Ask(...): the user is asked when the client omits it
+        listed = (
+            p.name + (" (asked if missing)" if p.name in asked else "")
+            for p in graph.model_parameters
+        )
+        details.append("arguments: " + ", ".join(listed))
     if graph.context_parameters:
         details.append("context: " + ", ".join(graph.context_parameters))
     if details:

@@ -40,7 +40,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.client import ClientRequestContext
 
-from .processes import free_port, http_server
+from .processes import entered_in_thread, free_port, http_server
 from .terminal import Dismissed, consent_to_open, fill_form
 from .user_session import NEEDS, USER, mcp_client, openid_provider, provider_token
 
@@ -222,7 +222,7 @@ async def signed_in_client(
     """The connector beside a local OpenID provider; the user's MCP client (holding the
     access token the provider issued her) and her browser, not signed in. `wire` is the
     MCP client's HTTP transport (a test's, to read every message)."""
-    with served(server) as (url, provider, secret):
+    async with entered_in_thread(served(server)) as (url, provider, secret):
         base = url.removesuffix("/mcp")
         browser = UsersBrowser(base)
         callback = make_callback(browser, PaymentProvider(base, secret), interactive)

@@ -8,8 +8,13 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+
+T = TypeVar("T")
 
 # A wheel carries the repository's examples/ inside the package (pyproject's force-include);
 # a checkout, or an editable install of one, has them beside the package.
@@ -89,3 +94,22 @@ def http_server(
             process.wait()
         if process.stderr:
             process.stderr.close()
+
+
+@contextlib.asynccontextmanager
+async def entered_in_thread(manager: contextlib.AbstractContextManager[T]) -> AsyncIterator[T]:
+    """A sync context manager that starts or stops something slowly (a process it polls
+    until it listens, a thread it joins), entered and left in a worker thread, so that the
+    event loop of the async code using it goes on meanwhile."""
+    value = await anyio.to_thread.run_sync(manager.__enter__)
+    try:
+        yield value
+    finally:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(manager.__exit__, None, None, None)
+
+
+def async_http_server(name: str, **options: Any) -> contextlib.AbstractAsyncContextManager[str]:
+    """`http_server` for async code (`async with`), entered in a worker thread; the options
+    are `http_server`'s."""
+    return entered_in_thread(http_server(name, **options))

@@ -24,7 +24,7 @@ import anyio
 import anyio.to_thread
 from mcp import Client
 
-from .processes import free_port, http_server
+from .processes import entered_in_thread, free_port, http_server
 from .user_session import NEEDS, USER, mcp_client, mcp_token, openid_provider
 
 WAIT = 30.0  # seconds a page may take to show what the browser waits for
@@ -199,7 +199,7 @@ async def approving_client(
     server: str, mode: str, interactive: bool
 ) -> AsyncIterator[tuple[Client, PasskeyBrowser]]:
     """The example, the user's browser (not signed in, no passkey yet) and their MCP client."""
-    with served(server) as (url, base, token):
+    async with entered_in_thread(served(server)) as (url, base, token):
         browser = await anyio.to_thread.run_sync(PasskeyBrowser, base)
         try:
             told = "her browser is not signed in and has no passkey yet"

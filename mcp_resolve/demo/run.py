@@ -39,7 +39,7 @@ from mcp.client.session import ElicitationFnT, SamplingFnT
 from mcp.shared.exceptions import MCPError
 
 from .accounts import missing, signed_in_client
-from .processes import example_names, example_path, http_server
+from .processes import async_http_server, example_names, example_path
 from .repositories import approving_client
 from .repositories import missing as passkeys_missing
 from .terminal import Dismissed, consent_to_open, fill_form
@@ -231,7 +231,7 @@ async def connect(
         callbacks["sampling_callback"] = make_sampling(interactive)
     if webhook:  # the provider reaches the server over HTTP, whatever the client's transport
         secret = secrets.token_urlsafe(32)
-        with http_server(server, env={"BISTRO_WEBHOOK_SECRET": secret}) as url:
+        async with async_http_server(server, env={"BISTRO_WEBHOOK_SECRET": secret}) as url:
             callbacks["elicitation_callback"] = make_callback(
                 interactive, PaymentProvider(url, secret)
             )
@@ -239,13 +239,13 @@ async def connect(
                 yield client
         return
     if transport == "stdio":
-        params = StdioServerParameters(command=sys.executable, args=[str(example_path(server))])
+        path = await anyio.to_thread.run_sync(example_path, server)  # it looks at the disk
+        params = StdioServerParameters(command=sys.executable, args=[str(path)])
         async with Client(params, mode=mode, **callbacks) as client:
             yield client
         return
-    with http_server(server) as url:
-        async with Client(url, mode=mode, **callbacks) as client:
-            yield client
+    async with async_http_server(server) as url, Client(url, mode=mode, **callbacks) as client:
+        yield client
 
 
 async def run(transports: list[str], modes: list[str], interactive: bool) -> None:
@@ -269,9 +269,10 @@ async def signed_in(section: Section, mode: str, interactive: bool) -> None:
     client, or chromium whose passkey approves (`passkey`)."""
     opened: Callable[[str, str, bool], AbstractAsyncContextManager[tuple[Client, Any]]]
     if section.passkey:
-        lacking, opened, hint = passkeys_missing(), approving_client, ""
+        lacking_of, opened, hint = passkeys_missing, approving_client, ""
     else:
-        lacking, opened, hint = missing(), signed_in_client, ": pip install 'mcp-resolve[demo]'"
+        lacking_of, opened, hint = missing, signed_in_client, ": pip install 'mcp-resolve[demo]'"
+    lacking = await anyio.to_thread.run_sync(lacking_of)  # it looks for programs on disk
     if lacking:
         print(f"    (not shown: it needs {', '.join(lacking)}{hint})")
         return

@@ -28,15 +28,16 @@ from .tracing import CallTrace
 class ResolverGraph(Graph):
     """The resolvers of one tool, analysed once; `start()` runs them for a call."""
 
-    __slots__ = ("_planned", "_seen_version", "plan", "reply_parser")
+    __slots__ = ("_planned", "plan", "reply_parser", "seen_version")
 
     def _built(self) -> None:
         # Validates the client's result for a Sample or ListRoots: the hosts set the SDK's
         # result types; without one (the core alone) the consumer receives the JSON.
         self.reply_parser: ReplyParser | None = None
         self.plan = Plan(self, Resolved, Resolution)
-        # The override version this graph was last found unaffected by (-1: check first).
-        self._seen_version = -1 if overrides.active else overrides.version
+        # The override version this graph was last found unaffected by (-1: check first);
+        # a host that starts a call itself compares it with `overrides.version`, as `start`.
+        self.seen_version = -1 if overrides.active else overrides.version
         self._planned: tuple[tuple[int, tuple[tuple[int, int], ...]], ResolverGraph] | None = None
 
     def start(
@@ -61,7 +62,7 @@ class ResolverGraph(Graph):
         looks at tracing again.
         """
         if trace is None and capabilities is None:
-            if overrides.version != self._seen_version or (self.depends and provider_active()):
+            if overrides.version != self.seen_version or (self.depends and provider_active()):
                 graph = self.effective()
                 return Resolution(graph, graph.plan, arguments, context, app)
             return Resolution(self, self.plan, arguments, context, app)
@@ -84,7 +85,7 @@ class ResolverGraph(Graph):
         """
         version = overrides.version
         borrowed = provider_overrides(self.depends)
-        if version == self._seen_version and not borrowed:
+        if version == self.seen_version and not borrowed:
             return self
         plan_key = (version, tuple((id(k), id(v[1])) for k, v in borrowed.items()))
         planned = self._planned
@@ -95,7 +96,7 @@ class ResolverGraph(Graph):
         if not any(identity(node.fn) in active for node in self.nodes):
             self._planned = None
             if not borrowed:
-                self._seen_version = version
+                self.seen_version = version
             return self
         graph = build(
             ResolverGraph,

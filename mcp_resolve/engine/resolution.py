@@ -76,7 +76,6 @@ class Resolution:
         "_capabilities",
         "_context",
         "_current",
-        "_exits",
         "_graph",
         "_keys",
         "_plan",
@@ -85,6 +84,7 @@ class Resolution:
         "_values",
         "call_id",
         "cleanup",
+        "exits",
         "failed",
         "used",
     )
@@ -106,7 +106,7 @@ class Resolution:
         self._app_values = _NO_VALUES if app is None else app.values
         self._values: list[Any] = [_PENDING] * len(graph.nodes)
         self._answers: dict[str, Answer | Outcome | Supplied] | None = None
-        self._exits: ExitStack | None = None
+        self.exits: ExitStack | None = None  # None: no generator yielded, nothing to close
         self._result: Resolved | Suspended | None = None
         self._stuck = 0  # how many resolvers asked or are blocked: skips the check when 0
         self._current: Node | tuple[Node, ...] | None = None  # what the walk awaits now
@@ -126,13 +126,13 @@ class Resolution:
         return self
 
     async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
-        if self._exits is not None:
-            exits, self._exits, self.cleanup = self._exits, None, self._exits
+        if self.exits is not None:
+            exits, self.exits, self.cleanup = self.exits, None, self.exits
             await exits.close(exc, abandoned=type(self._result) is not Resolved)
 
     def closing(self, exc: BaseException | None) -> Awaitable[None] | None:
         """`__aexit__` for hosts that leave by hand (no coroutine when nothing yielded)."""
-        if self._exits is None:
+        if self.exits is None:
             return None
         return self.__aexit__(None if exc is None else type(exc), exc, None)
 
@@ -365,9 +365,9 @@ class Resolution:
     # -- threads and tasks -----------------------------------------------------------------
 
     def _exit_stack(self) -> ExitStack:
-        if self._exits is None:
-            self._exits = ExitStack()
-        return self._exits
+        if self.exits is None:
+            self.exits = ExitStack()
+        return self.exits
 
     async def _hop(self, nodes: list[Node]) -> None:
         """Run ready sync resolvers in one worker-thread hop, in graph order."""

@@ -38,6 +38,23 @@ except ImportError:  # pragma: no cover - the core runs without opentelemetry
 
 _tracer: Any = None if _trace is None else _trace.get_tracer("mcp_resolve")
 
+
+class _Unknown:
+    """Stands in for the proxy tracer where its state cannot be read: "maybe traced"."""
+
+    _real_tracer = True
+
+
+PROXY: Any = (
+    _tracer
+    if _tracer is None or (hasattr(_tracer, "_real_tracer") and hasattr(_trace, "_TRACER_PROVIDER"))
+    else _Unknown
+)
+"""What `start_call` reads first, for a host path that checks it inline, a frame fewer on
+every untraced call (protocol/flow.py): no span can record while `PROXY` is None, or its
+`_real_tracer` and `OTEL._TRACER_PROVIDER` are both None."""
+OTEL: Any = _trace
+
 TOOL = "mcp_resolve.tool.name"
 GENERATION = "mcp_resolve.protocol.generation"
 ROUND = "mcp_resolve.round"

@@ -350,6 +350,10 @@ def _finish_lines(
         refused = f"{target.node}, {target.parameter!r}"  # what a refusal names
         lines.append(f"        v{k} = res._convert(T{k}, v{k}, {refused})")
         items.append(f"{target.parameter!r}: v{k}")
-    lines.append(f"    res._result = r = _Resolved({{{', '.join(items)}}})")
+    # `_Resolved.__new__` and the slot set here: no `__init__` frame on every call.
+    namespace["_new"] = object.__new__
+    lines.append("    r = _new(_Resolved)")
+    lines.append(f"    r.values = {{{', '.join(items)}}}")
+    lines.append("    res._result = r")
     lines.append("    return r")
     return lines

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from mcp_types.version import is_version_at_least
+
 from ..engine.app_scope import AppScope
 from ..state.at_most_once import Unsealed
 from .body_rounds import BodyRound
@@ -68,3 +70,19 @@ class StateCodec(Protocol):
         """The plain state and the token's real expiry, or the host's refusal (no reason on
         the wire)."""
         ...
+
+
+MODERN = "2026-07-28"
+modern_versions: dict[str | None, bool] = {None: False}
+"""Negotiated versions known to be 2026-07-28 or later (True) or not (False), as `is_modern`
+found them; a host may read it to call `ToolFlow.modern` straight."""
+
+
+def is_modern(version: str | None) -> bool:
+    """Whether a negotiated version returns questions instead of asking mid-call (cached)."""
+    known = modern_versions.get(version)
+    if known is None:
+        known = is_version_at_least(version, MODERN)  # type: ignore[arg-type]
+        if len(modern_versions) < 64:
+            modern_versions[version] = known
+    return known

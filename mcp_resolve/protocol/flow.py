@@ -18,14 +18,14 @@ from typing import Any
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.request_state import authenticated_principal
 from mcp_types import InputRequiredResult
-from mcp_types.version import is_version_at_least
 
 from ..analysis.graph import Graph
+from ..analysis.overrides import overrides
 from ..engine.graph import ResolverGraph
 from ..engine.questions import Question
 from ..engine.resolution import Resolution
 from ..engine.results import Resolved, Suspended
-from ..engine.tracing import start_call
+from ..engine.tracing import OTEL, PROXY, start_call
 from ..errors import ResolutionError, ResolveAgain
 from ..state.at_most_once import DEFAULT_STATE_TTL, AtMostOnce, Principal, Unsealed, check_state_ttl
 from ..state.call_records import CallRecords
@@ -34,7 +34,7 @@ from ..state.round_state import RoundState, StateError
 from ..user import CALLING
 from . import body_rounds, held, legacy, wire
 from .client_request_wire import parse_reply
-from .connection import Connection, StateCodec
+from .connection import MODERN, Connection, StateCodec, is_modern, modern_versions
 from .held_limits import DEFAULT_MAX_HELD, DEFAULT_MAX_HELD_PER_OWNER, HeldLimits
 from .legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
 from .lifespan import no_app_scope
@@ -46,14 +46,14 @@ from .translate import Translated, cleanup_failure, translate
 
 logger = logging.getLogger("mcp_resolve")
 
-MODERN = "2026-07-28"
 DEFAULT_MAX_ROUNDS = 16
 DEFAULT_MAX_STATE_BYTES = 16 * 1024
 
 
 Body = Callable[[Connection, dict[str, Any], dict[str, Any]], Awaitable[Any]]
 """`body(connection, arguments, values)`: the tool run with its resolved `values` (hosts pass
-a method made once, so a call allocates no closure for it)."""
+a method made once, so a call allocates no closure for it). A body that only calls the tool
+function with them says so with a `tool` attribute, and the flow calls that itself."""
 
 
 class ToolFlow:
@@ -126,9 +126,9 @@ class ToolFlow:
                 raise no_app_scope(self.graph, self.app_scope_hint)
             if self.user_scoped:
                 return self._as_user(conn, arguments, body)
-        modern = _modern_versions.get(conn.version)  # `_generation`, one frame fewer
-        if modern or (modern is None and _is_modern(conn.version)):
-            return self._modern(conn, arguments, body)
+        modern = modern_versions.get(conn.version)  # `_generation`, one frame fewer
+        if modern or (modern is None and is_modern(conn.version)):
+            return self.modern(conn, arguments, body)
         return self._legacy(conn, arguments, body)
 
     async def _as_user(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
@@ -141,9 +141,9 @@ class ToolFlow:
     def _generation(
         self, conn: Connection, arguments: dict[str, Any], body: Body
     ) -> Awaitable[Any]:
-        modern = _modern_versions.get(conn.version)
-        if modern or (modern is None and _is_modern(conn.version)):
-            return self._modern(conn, arguments, body)
+        modern = modern_versions.get(conn.version)
+        if modern or (modern is None and is_modern(conn.version)):
+            return self.modern(conn, arguments, body)
         return self._legacy(conn, arguments, body)
 
     async def _legacy(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
@@ -179,7 +179,9 @@ class ToolFlow:
             await self.leave(resolution, closing)
         return result
 
-    async def _modern(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
+    async def modern(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
+        """A call on a 2026-07-28 connection (a host that knows it is one may call it
+        straight, as `run` would)."""
         state = _FIRST_ROUND
         if conn.request_state is not None:
             opened = Unsealed(conn.request_state)
@@ -193,11 +195,17 @@ class ToolFlow:
                 await self.once.claim(state, conn.request_context, opened.expires_at)
         if self.recording:
             conn.records = CallRecords.of(state, conn.call_id)
-        trace = start_call(self.tool, MODERN, state.rounds + 1)
-        if trace is None and self.plain:  # `start`, one frame fewer
-            resolution = self.graph.start(arguments, conn.context, conn.app)
-        else:
+        proxy, trace = PROXY, None  # `start_call` only when a span may record (see PROXY)
+        if proxy is not None and (proxy._real_tracer or OTEL._TRACER_PROVIDER) is not None:
+            trace = start_call(self.tool, MODERN, state.rounds + 1)
+        graph, first = self.graph, None
+        if trace is not None or not self.plain:
             resolution = self.start(conn, arguments, trace)
+        elif overrides.version == graph.seen_version and not graph.depends:  # `start`, inline
+            resolution = Resolution(graph, graph.plan, arguments, conn.context, conn.app)
+            first = graph.plan.first  # `resolve` hands back its first walk: call it here
+        else:
+            resolution = graph.start(arguments, conn.context, conn.app)
         # Left by hand, as `async with resolution` would (`Resolution.closing`); resolver
         # failures are translated before cleanup sees them, the body's own are not.
         try:
@@ -212,7 +220,10 @@ class ToolFlow:
                         trace.answered(responses, state.rounds)
                     answers = state.answers_with(responses)
                     del responses  # in `answers`; this frame may wait for long (`held`)
-                outcome = await resolution.resolve(answers)
+                if first is None or answers:
+                    outcome = await resolution.resolve(answers)
+                else:
+                    outcome = await first(resolution)
                 # The rare branches nest under one check: a resolved call pays for one.
                 if isinstance(outcome, Suspended):  # no coroutine for `settled` otherwise
                     outcome = await self.settled(conn, resolution, outcome, upfront)
@@ -245,7 +256,13 @@ class ToolFlow:
                         conn.request_state is not None or conn.input_responses
                     ):  # The channel carried the resolvers' state: the body sees only its own.
                         conn.body_round = body_rounds.body_round(state, conn.input_responses)
-                    result = await body(conn, arguments, outcome.values)
+                    tool = getattr(body, "tool", None)  # the body only calls it: no frame
+                    values = outcome.values
+                    result = await (
+                        body(conn, arguments, values)
+                        if tool is None
+                        else tool(**arguments, **values)
+                    )
                     if isinstance(result, InputRequiredResult):
                         try:
                             result = self._body_asked(state, resolution, conn, result)
@@ -258,11 +275,12 @@ class ToolFlow:
                 await self.leave(resolution, closing)
             if isinstance(exc, ResolveAgain):
                 await resolve_again(conn, exc, self.tool)
-                return await self._modern(conn, arguments, body)
+                return await self.modern(conn, arguments, body)
             raise
-        closing = resolution.closing(None)
-        if closing is not None:
-            await self.leave(resolution, closing)
+        if trace is not None or resolution.exits is not None:  # else `closing` has nothing
+            closing = resolution.closing(None)  # a span to end, or a generator that yielded
+            if closing is not None:
+                await self.leave(resolution, closing)
         return result
 
     async def settled(
@@ -301,8 +319,6 @@ class ToolFlow:
         self._carry(conn, resolution, following)
         check_rounds(self.tool, self.max_rounds, following.rounds)
         check_changes(self.tool, following, outcome.questions)
-        if self.once is not None:
-            self.once.stamp(following)
         encoded = sealed(self, following, conn, resolution.graph)
         return wire.input_required(outcome.questions, encoded, self.tool)
 
@@ -312,8 +328,6 @@ class ToolFlow:
         (`task_legs.Escalation`), kept on the server, so it is not sealed."""
         following = state.next_round(resolution.used or {}, ())
         self._carry(conn, resolution, following)
-        if self.once is not None:
-            self.once.stamp(following)
         conn.escalation.state = following.encode()
         return conn.escalation
 
@@ -331,20 +345,21 @@ class ToolFlow:
             return result
         self._carry(conn, resolution, following)
         check_rounds(self.tool, self.max_rounds, following.rounds)
-        if self.once is not None:
-            self.once.stamp(following)
         encoded = sealed(self, following, conn, resolution.graph)
         return result.model_copy(update={"request_state": encoded})
 
     def _carry(self, conn: Connection, resolution: Resolution, following: RoundState) -> None:
-        """The call's identity and records, what this round's recorded resolvers computed
-        included, into the next round's state (`call_records`)."""
+        """What the next round's state carries besides the answers: the call's identity and
+        records, what this round's recorded resolvers computed included (`call_records`),
+        and the id the at-most-once guard claims (`at_most_once`)."""
         if conn.records is not None:
             try:
                 conn.records.take(resolution)
             except ResolutionError as exc:  # a value that would not read back the same
                 raise Translated(str(exc)) from None
             conn.records.stamp(following)
+        if self.once is not None:
+            self.once.stamp(following)
 
     def _responses(self, conn: Connection, state: RoundState | None, graph: Graph) -> Answers:
         """This round's answers, read against the graph the call really runs (an override in
@@ -382,14 +397,3 @@ class ToolFlow:
 
 
 _FIRST_ROUND = RoundState()
-_modern_versions: dict[str | None, bool] = {None: False}
-
-
-def _is_modern(version: str | None) -> bool:
-    """Whether a negotiated version returns questions instead of asking mid-call (cached)."""
-    known = _modern_versions.get(version)
-    if known is None:
-        known = is_version_at_least(version, MODERN)  # type: ignore[arg-type]
-        if len(_modern_versions) < 64:
-            _modern_versions[version] = known
-    return known

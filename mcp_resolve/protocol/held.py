@@ -161,13 +161,17 @@ async def hold(
     tool: str,
     ask_timeout: float,
     limits: HeldLimits,
+    deadline: float | None = None,
 ) -> Resolved | Suspended:
     """Wait for `question`'s step, run the call again, and again while it still waits; the
-    outcome once it asks something else or resolves, or the tool error at the deadline.
-    `limits` admits the wait, or refuses it at once; `call.resolution` is the call's
-    resolution once this returns or raises (a new one, never run, if a wait ended it)."""
+    outcome once it asks something else or resolves, or the tool error at the deadline
+    (the question's `timeout`, else `ask_timeout`; `deadline` wins over both: the testing
+    kit's). `limits` admits the wait, or refuses it at once; `call.resolution` is the
+    call's resolution once this returns or raises (a new one, never run, if a wait ended
+    it)."""
     outcome: Resolved | Suspended | None
-    deadline: float = getattr(question.request, "timeout", None) or ask_timeout
+    if deadline is None:
+        deadline = getattr(question.request, "timeout", None) or ask_timeout
     end = anyio.current_time() + deadline
     admitted = limits.admit(conn, question, tool, conn.request_state)
     try:

@@ -167,6 +167,8 @@ class WrappedFunction:
         self.invoke: Body = self._invoke  # one bound method for every call
         if self.own_ctx is None and self.is_async:  # the body alone: no branch on each call
             self.invoke = _plain_body(fn)
+        if graph.asked_parameters:  # its resolved value, not the argument, reaches the body
+            self.invoke = _asked_body(self.invoke)
         self.plain_run = type(self).run is WrappedFunction.run
         self.wrapper = self._make_wrapper()
 
@@ -191,6 +193,9 @@ class WrappedFunction:
 
     def _make_wrapper(self) -> Callable[..., Awaitable[Any]]:
         hints = get_type_hints(self.fn, include_extras=True)
+        asked = {
+            p.name: p for p in self.graph.model_parameters if p.name in self.graph.asked_parameters
+        }
         params = []
         hidden = self.context_names if self.context_hidden else ()
         for param in self.signature.parameters.values():
@@ -198,7 +203,10 @@ class WrappedFunction:
                 continue
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 continue
-            params.append(param.replace(annotation=hints.get(param.name, param.annotation)))
+            shown = asked.get(param.name)  # as the client sees it: optional
+            params.append(
+                shown or param.replace(annotation=hints.get(param.name, param.annotation))
+            )
         if self.own_ctx is None and not self.context_hidden:
             params.append(
                 inspect.Parameter(
@@ -210,11 +218,7 @@ class WrappedFunction:
             # Frameworks leave this arm out when they derive the output schema.
             returns = Union[returns, types.InputRequiredResult]  # noqa: UP007
 
-        host = self
-
-        async def wrapper(*args: Any, **kwargs: Any) -> Any:
-            return await host.call(args, kwargs)
-
+        wrapper = self.entry()
         functools.update_wrapper(wrapper, self.fn)
         del wrapper.__wrapped__  # type: ignore[attr-defined]  # frameworks must see our signature
         wrapper.__signature__ = self.signature.replace(  # type: ignore[attr-defined]
@@ -224,6 +228,16 @@ class WrappedFunction:
         if returns is not inspect.Parameter.empty:
             wrapper.__annotations__["return"] = returns
         wrapper.__mcp_resolve_graph__ = self.graph  # type: ignore[attr-defined]
+        return wrapper
+
+    def entry(self) -> Callable[..., Awaitable[Any]]:
+        """The coroutine function registered (given its signature by `_make_wrapper`); a
+        host may return one that does `call`'s work for its own context in one frame."""
+        call = self.call
+
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return await call(args, kwargs)
+
         return wrapper
 
     def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Awaitable[Any]:
@@ -310,4 +324,15 @@ def _plain_body(fn: Callable[..., Any]) -> Body:
     def invoke(conn: Connection, arguments: dict[str, Any], values: dict[str, Any]) -> Any:
         return fn(**arguments, **values)
 
+    invoke.tool = fn  # type: ignore[attr-defined]  # what the flow may call itself
     return invoke
+
+
+def _asked_body(invoke: Body) -> Body:
+    """`invoke` for a tool with `Ask(...)` parameters: each is among the arguments (None
+    when the client left it out) and among the resolved values (what the tool takes)."""
+
+    def body(conn: Connection, arguments: dict[str, Any], values: dict[str, Any]) -> Any:
+        return invoke(conn, {k: v for k, v in arguments.items() if k not in values}, values)
+
+    return body

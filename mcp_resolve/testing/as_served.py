@@ -72,7 +72,7 @@ def _mcpserver_validator(tool: Callable[..., Any], graph: ResolverGraph) -> Vali
     from mcp.server.mcpserver.tools import Tool
     from pydantic import ValidationError
 
-    from ..hosts.mcp.server import ResolvingMCPServer
+    from ..hosts.mcp.resolving_server import ResolvingMCPServer
 
     registered = tool if getattr(tool, "__mcp_resolve_graph__", None) is graph else None
     if registered is None:  # what ResolvingMCPServer registers for a plain function

@@ -46,7 +46,7 @@ from .asked import (
 )
 from .contexts import capabilities_of, require_context, signed_in, signing_in
 from .trace import Trace, traced_graph
-from .waits import DEFAULT_ASK_TIMEOUT, check_ask_timeout, completed, connection, elicitation_id
+from .waits import check_ask_timeout, completed, connection, elicitation_id
 from .waits import held as held_until_complete
 
 R = TypeVar("R")
@@ -92,7 +92,7 @@ class CallOptions(TypedDict, total=False):
     context_types: tuple[type, ...]
     app: AppScope | None
     capabilities: Any
-    ask_timeout: float
+    ask_timeout: float | None
     user: User | str | None
 
 
@@ -123,7 +123,7 @@ async def call(
     context_types: tuple[type, ...] = (),
     app: AppScope | None = None,
     capabilities: Any = None,
-    ask_timeout: float = DEFAULT_ASK_TIMEOUT,
+    ask_timeout: float | None = None,
     user: User | str | None = None,
 ) -> CallResult[Any]:
     """Call `tool` with `arguments`, answering its questions from `answers`.
@@ -161,9 +161,10 @@ async def call(
 
     A URL question that waits (`wait=True`) is held after the user's accept as a server
     holds it: until `complete(None, elicitation_id)` (the host's, from the test or its
-    answer handler, as a webhook would) or the deadline, the question's `timeout`, else
-    `ask_timeout` (the servers' 600 s by default); then its resolver runs again, and a step
-    nobody completes ends in the server's error (`was not completed within N s`).
+    answer handler, as a webhook would) or the deadline; then its resolver runs again, and
+    a step nobody completes ends in the server's error (`was not completed within N s`).
+    The deadline is a test's (`waits.deadline_of`): `ask_timeout`, over the question's own
+    `timeout`; else that `timeout`, at most 5 s. A long wait logs what it waits for.
     `AskedQuestion.elicitation_id` is the id to complete.
 
     `trace=True` records which resolvers ran, when and where (`CallResult.trace`). `app` keeps
@@ -248,7 +249,7 @@ class _Driver:
     handler: AskedQuestionHandler | None = None
     table: dict[str, AnswerLike] = field(default_factory=dict)
     app: AppScope | None = None
-    ask_timeout: float = DEFAULT_ASK_TIMEOUT
+    ask_timeout: float | None = None
     legacy: bool = False
     derived: dict[str, str] = field(default_factory=dict)  # elicitation ids made per call
     records: CallRecords | None = None  # rounds: the call's identity and recorded values

@@ -8,7 +8,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from support.hosts import first_round, next_round
 
-from mcp_resolve.demo.processes import http_server
+from mcp_resolve.demo.processes import async_http_server
 
 pytestmark = pytest.mark.anyio
 
@@ -41,9 +41,9 @@ async def answer(url: str, first: types.InputRequiredResult) -> Any:
 
 
 async def test_a_flow_whose_rounds_land_on_different_workers_completes() -> None:
-    with (
-        http_server("files_lowlevel", env=SHARED) as one,
-        http_server("files_lowlevel", env=SHARED) as two,
+    async with (
+        async_http_server("files_lowlevel", env=SHARED) as one,
+        async_http_server("files_lowlevel", env=SHARED) as two,
     ):
         first = await ask(one)
         done = await answer(two, first)
@@ -53,9 +53,9 @@ async def test_a_flow_whose_rounds_land_on_different_workers_completes() -> None
 
 async def test_workers_with_different_keys_refuse_and_the_flow_starts_over() -> None:
     other = {"MCP_RESOLVE_STATE_KEYS": "another-key-" + "x" * 32}
-    with (
-        http_server("files_lowlevel", env=SHARED) as one,
-        http_server("files_lowlevel", env=other) as two,
+    async with (
+        async_http_server("files_lowlevel", env=SHARED) as one,
+        async_http_server("files_lowlevel", env=other) as two,
     ):
         first = await ask(one)
         refused = await answer(two, first)
@@ -67,7 +67,10 @@ async def test_workers_with_different_keys_refuse_and_the_flow_starts_over() -> 
 
 
 async def test_mcpserver_workers_share_flows_with_keys_from_the_environment() -> None:
-    with http_server("files", env=SHARED) as one, http_server("files", env=SHARED) as two:
+    async with (
+        async_http_server("files", env=SHARED) as one,
+        async_http_server("files", env=SHARED) as two,
+    ):
         first = await ask(one)
         done = await answer(two, first)
     assert isinstance(done, types.CallToolResult)
@@ -75,7 +78,7 @@ async def test_mcpserver_workers_share_flows_with_keys_from_the_environment() ->
 
 
 async def test_mcpserver_workers_without_shared_keys_refuse_each_others_states() -> None:
-    with http_server("files") as one, http_server("files") as two:
+    async with async_http_server("files") as one, async_http_server("files") as two:
         refused = await answer(two, await ask(one))
     assert isinstance(refused, MCPError)
     assert refused.message == "Invalid or expired requestState"

@@ -27,7 +27,7 @@ from mcp.shared.exceptions import MCPError
 from support.hosts import PageVisitor, first_round, next_round
 from support.redis_server import RedisServer
 
-from mcp_resolve.demo.processes import http_server
+from mcp_resolve.demo.processes import entered_in_thread, http_server
 
 pytestmark = pytest.mark.anyio
 
@@ -90,7 +90,7 @@ async def test_twenty_replays_over_two_workers_run_the_body_once(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
     ledger = tmp_path / "ledger"
-    with two_workers(redis_server, ledger) as workers:
+    async with entered_in_thread(two_workers(redis_server, ledger)) as workers:
         first = await ask(workers[0])
         outcomes: list[types.CallToolResult | MCPError] = []
 
@@ -112,7 +112,7 @@ async def test_with_redis_stopped_workers_refuse_and_once_it_is_back_a_new_call_
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
     ledger = tmp_path / "ledger"
-    with two_workers(redis_server, ledger) as workers:
+    async with entered_in_thread(two_workers(redis_server, ledger)) as workers:
         used = await ask(workers[0])
         assert text(await confirm(workers[1], used)) == "paid 10 EUR to bob"  # type: ignore[arg-type]
         pending = await ask(workers[1])
@@ -174,7 +174,7 @@ async def test_a_card_report_replayed_to_the_other_worker_changes_nothing(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
     ledger = tmp_path / "ledger"
-    with two_workers(redis_server, ledger) as (a, b):
+    async with entered_in_thread(two_workers(redis_server, ledger)) as (a, b):
         report = card_report("o-9")
         assert await post_report(a, report) == 200
         assert [await post_report(worker, report) for worker in (b, a, b)] == [200] * 3
@@ -208,7 +208,7 @@ async def test_a_webhook_on_worker_b_wakes_the_call_waiting_on_worker_a_which_te
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
     shopper = PageVisitor()
-    with two_workers(redis_server, tmp_path / "ledger") as (a, b):
+    async with entered_in_thread(two_workers(redis_server, tmp_path / "ledger")) as (a, b):
 
         async def provider_reports_to_b() -> None:
             while not await subscribed(redis_server):  # worker A listens once a call waits
@@ -226,7 +226,9 @@ async def test_with_redis_stopped_a_waiting_call_ends_at_its_timeout_then_works_
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
     shopper = PageVisitor()
-    with two_workers(redis_server, tmp_path / "ledger", card_timeout=2) as (a, b):
+    async with entered_in_thread(
+        two_workers(redis_server, tmp_path / "ledger", card_timeout=2)
+    ) as (a, b):
 
         async def redis_stops_then_the_provider_reports() -> None:
             while not await subscribed(redis_server):

@@ -75,6 +75,23 @@ async def test_a_decline_reaches_the_tool_as_a_tool_error_naming_the_resolver() 
     )
 
 
+async def test_an_argument_left_out_is_asked_in_the_task_and_one_sent_is_used() -> None:
+    async with Client(tasks_server.app, **FORMS) as client:
+        task = await call_tool_task(client, "ship", {"env": "prod"})
+        parked = await task.wait(state="input_required", timeout=30)
+        ((key, request),) = (parked.input_requests or {}).items()
+        assert request["params"]["message"] == "Which project?"
+        assert request["params"]["requestedSchema"]["required"] == ["project"]
+        await update(
+            client, task.task_id, {key: {"action": "accept", "content": {"project": "web"}}}
+        )
+        done = await task.wait(timeout=30)
+        sent = await call_tool_task(client, "ship", {"env": "prod", "project": "api"})
+        given = await sent.wait(timeout=30)
+    assert [c["text"] for c in (done.result or {})["content"]] == ["web shipped to prod"]
+    assert [c["text"] for c in (given.result or {})["content"]] == ["api shipped to prod"]
+
+
 async def test_every_kind_of_question_goes_out_in_one_leg_and_each_answer_is_used() -> None:
     async with Client(tasks_server.app, **EVERYTHING) as client:
         task = await call_tool_task(client, "every_kind", {"env": "prod"})

@@ -30,6 +30,7 @@ from mcp_resolve import Resolve
 from mcp_resolve.fastmcp import resolved
 from mcp_resolve.hosts.tasks import push
 from mcp_resolve.hosts.tasks.push import DEFAULT_MAX_LISTENERS_PER_OWNER
+from mcp_resolve.hosts.tasks.task_changes import Changes
 from mcp_resolve.tasks import ResolvingTasks
 
 pytestmark = pytest.mark.anyio
@@ -279,3 +280,45 @@ async def test_a_stream_reads_its_tasks_again_once_redis_dropped_the_subscriptio
 async def _followed(redis: Any, task_id: str) -> set[bytes]:
     """The state channels someone subscribes to that name `task_id`."""
     return set(await redis.pubsub_channels(f"*state:*{task_id}*"))
+
+
+async def test_following_a_task_as_redis_drops_the_subscription_waits_for_it_again(
+    redis_server: RedisServer,
+) -> None:
+    """A stream that follows a task's next leg just as Redis drops the subscription (before
+    the subscription noticed) must not fail: redis-py raises its own `ConnectionError`, not
+    the builtin one, which reached the client as -32603 'Internal server error'. The channel
+    is followed again once the subscription is back, confirmed by Redis."""
+    redis = aioredis.from_url(redis_server.url)
+    async with Docket(name="drops-" + uuid.uuid4().hex[:8], url=redis_server.url) as docket:
+        changes = Changes(docket)
+        try:
+            first, nxt = docket.key("state:t#leg1"), docket.key("state:t#leg2")
+            await changes.follow([first])
+            assert await redis.client_kill_filter(_type="pubsub") >= 1
+            with anyio.fail_after(30):  # the stream moves on to the next leg
+                await changes.unfollow([first])
+                await changes.follow([nxt])  # raised redis.exceptions.ConnectionError
+            with anyio.fail_after(30):
+                while nxt.encode() not in await redis.pubsub_channels("*state:t#*"):
+                    await anyio.sleep(0.02)
+        finally:
+            await changes.aclose()
+            await redis.aclose()
+
+
+async def test_a_listen_while_redis_is_down_is_refused_saying_so(
+    redis_server: RedisServer,
+) -> None:
+    """Before anything is sent, a listen whose tasks cannot be read is a clear refusal, never
+    the SDK's 'Internal server error'."""
+    env = tasks_processes.environment(redis_server.url, "tasks-" + uuid.uuid4().hex[:8])
+    front, url = tasks_processes.front(env)
+    try:
+        async with Client(url) as client:
+            redis_server.stop()
+            with pytest.raises(MCPError) as refused:
+                await listen(client, [str(uuid.uuid4())])
+    finally:
+        front.stop()
+    assert refused.value.error.message == push.UNAVAILABLE

@@ -16,7 +16,7 @@ from mcp.server import MCPServer, Server
 from mcp.server.mcpserver import Context
 
 from mcp_resolve import InvalidSignature, Resolve
-from mcp_resolve.demo.processes import http_server
+from mcp_resolve.demo.processes import async_http_server
 from mcp_resolve.lowlevel import ResolvedTools
 from mcp_resolve.mcp import ResolvingMCPServer, resolved
 
@@ -178,7 +178,7 @@ async def test_a_plain_mcpserver_refuses_app_scoped_resolvers_naming_them_and_th
 
 
 async def test_the_pool_lives_as_long_as_the_streamable_http_app_across_clients() -> None:
-    with http_server("warehouse") as url:
+    async with async_http_server("warehouse") as url:
         seen = []
         for mode in MODES:
             async with Client(url, mode=mode) as client:

@@ -22,7 +22,7 @@ from support.hosts import (
 )
 
 from mcp_resolve import Elicit, ElicitURL, ResolutionError, Resolve
-from mcp_resolve.demo.processes import http_server
+from mcp_resolve.demo.processes import async_http_server
 from mcp_resolve.fastmcp import complete, resolved
 from mcp_resolve.protocol import completion
 from mcp_resolve.seal import MemoryReplayGuard
@@ -433,20 +433,24 @@ async def test_a_url_question_that_waits_for_complete(mode: str) -> None:
 @pytest.mark.parametrize("mode", MODES)
 async def test_delete_folder_over_streamable_http(mode: str) -> None:
     reply = answering({"action": "accept", "content": {"ok": True}})
-    with http_server("fastmcp_files") as url:
-        async with Client(url, mode=mode, elicitation_handler=reply) as c:
-            result = await c.call_tool("delete_folder", {"path": "/tmp/project"})
-            empty = await c.call_tool("delete_folder", {"path": "/tmp/empty"})
+    async with (
+        async_http_server("fastmcp_files") as url,
+        Client(url, mode=mode, elicitation_handler=reply) as c,
+    ):
+        result = await c.call_tool("delete_folder", {"path": "/tmp/project"})
+        empty = await c.call_tool("delete_folder", {"path": "/tmp/empty"})
     assert text_of(result) == "deleted /tmp/project"
     assert text_of(empty) == "deleted /tmp/empty"
 
 
 async def test_stateless_http_on_legacy_is_refused_and_2026_asks_through_rounds() -> None:
     reply = answering({"action": "accept", "content": {"ok": True}})
-    with http_server("fastmcp_files", stateless=True) as url:
-        async with Client(url, mode="legacy", elicitation_handler=reply) as c:
-            with pytest.raises(MCPError) as refused:
-                await c.call_tool("delete_folder", {"path": "/tmp/project"})
+    async with (
+        async_http_server("fastmcp_files", stateless=True) as url,
+        Client(url, mode="legacy", elicitation_handler=reply) as c,
+    ):
+        with pytest.raises(MCPError) as refused:
+            await c.call_tool("delete_folder", {"path": "/tmp/project"})
         async with Client(url, mode="2026-07-28", elicitation_handler=reply) as c:
             result = await c.call_tool("delete_folder", {"path": "/tmp/project"})
     assert refused.value.code == -32021
@@ -460,9 +464,9 @@ SHARED_KEYS = {"MCP_RESOLVE_STATE_KEYS": "new-key-" + "n" * 32 + ",old-key-" + "
 async def test_rounds_on_different_workers_complete_when_they_share_keys() -> None:
     ok = types.ElicitResult(action="accept", content={"ok": True})
     args = {"path": "/tmp/project"}
-    with (
-        http_server("fastmcp_files", env=SHARED_KEYS) as one,
-        http_server("fastmcp_files", env=SHARED_KEYS) as two,
+    async with (
+        async_http_server("fastmcp_files", env=SHARED_KEYS) as one,
+        async_http_server("fastmcp_files", env=SHARED_KEYS) as two,
     ):
         async with Client(one, mode="2026-07-28", elicitation_handler=answering()) as c:
             first = await first_round(c.session, "delete_folder", args)

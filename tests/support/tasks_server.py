@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from mcp_resolve import (
     AcceptedElicitation,
+    Ask,
     Elicit,
     ElicitationResult,
     ElicitURL,
@@ -86,6 +87,13 @@ async def deploy(
     """Deploy, once someone approved."""
     verdict = "deployed" if ok.ok else "not deployed"
     return f"{env}: {verdict} (legs ran in {legs})"
+
+
+@app.tool(task=TASK)
+@resolved(state_ttl=3600)
+async def ship(env: str, project: Annotated[str, Ask("Which project?")]) -> str:
+    """Asks for the project when the client leaves it out (Ask)."""
+    return f"{project} shipped to {env}"
 
 
 GATE: anyio.Event | None = None

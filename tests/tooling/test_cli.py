@@ -49,6 +49,21 @@ def test_graph_of_a_tool_shows_its_resolver_asking_a_form(run: Run) -> None:
     ]
 
 
+def test_graph_and_check_show_an_argument_asked_for_when_missing(run: Run) -> None:
+    status, out, err = run("graph", "examples/deploys.py:mcp")
+    assert (status, err) == (0, "")
+    assert out.splitlines()[2:] == [
+        "deploy  arguments: project (asked if missing), environment (asked if missing), replicas",
+        "├── project ← ask_project  async · key project · asks: form Project",
+        "│   └── project ← tool argument",
+        "└── environment ← ask_environment  async · key environment · asks: form Environment",
+        "    └── environment ← tool argument",
+    ]
+    status, out, _ = run("check", "examples/deploys.py:mcp")
+    assert status == 0
+    assert out.splitlines()[-1].endswith("2 resolvers, 2 questions (2 form); no problems")
+
+
 def test_graph_of_a_server_draws_every_tool_and_what_each_asks(run: Run) -> None:
     status, out, _ = run("graph", "examples/bistro.py:mcp")
     assert status == 0

@@ -17,6 +17,7 @@ from support.hosts import MODES
 from support.oauth_site import Recording
 
 from mcp_resolve.demo import accounts, run
+from mcp_resolve.demo.processes import entered_in_thread
 from mcp_resolve.demo.user_session import provider_token
 
 pytestmark = pytest.mark.anyio
@@ -68,7 +69,7 @@ async def test_a_link_opened_without_sign_in_goes_to_the_sign_in_which_returns_h
             return types.ElicitResult(action="decline")
         return types.ElicitResult(action="accept", content={"name": "acme"})
 
-    with accounts.served() as (url, provider, _):
+    async with entered_in_thread(accounts.served()) as (url, provider, _):
         base = url.removesuffix("/mcp")
         token = await provider_token(provider)
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
@@ -88,7 +89,7 @@ async def test_a_link_opened_without_sign_in_goes_to_the_sign_in_which_returns_h
 
 async def test_an_mcp_client_without_a_token_the_provider_accepts_is_refused() -> None:
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-    with accounts.served() as (url, provider, _):
+    async with entered_in_thread(accounts.served()) as (url, provider, _):
         token, other = await provider_token(provider), await provider_token(provider, "bob")
         async with httpx2.AsyncClient() as http:
             valid = await http.post(url, json=ping, headers={"Authorization": f"Bearer {other}"})

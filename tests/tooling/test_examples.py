@@ -614,3 +614,26 @@ async def test_notes_falls_back_to_the_first_words_without_sampling(
         result = await client.call_tool("save_note", {"text": "eggs, milk and bread for sunday"})
     assert not result.is_error
     assert result.content[0].text == "Saved the note 'eggs, milk and...'."  # type: ignore[union-attr]
+
+
+# -- Deploys: a missing argument asked for (Ask) ---------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_deploys_asks_for_the_environment_the_client_left_out(
+    load_example: Callable[[str], ModuleType], mode: str
+) -> None:
+    deploys = load_example("deploys")
+    asked: list[Any] = []
+
+    async def user(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params)
+        return types.ElicitResult(action="accept", content={"environment": "production"})
+
+    async with Client(deploys.mcp, mode=mode, elicitation_callback=user) as client:
+        result = await client.call_tool("deploy", {"project": "web", "replicas": 2})
+        sent = await client.call_tool("deploy", {"project": "api", "environment": "staging"})
+    assert result.content[0].text == "Deployed web to production (2 replica(s))."  # type: ignore[union-attr]
+    assert sent.content[0].text == "Deployed api to staging (1 replica(s))."  # type: ignore[union-attr]
+    assert [p.message for p in asked] == ["Deploy where?"]
+    assert list(asked[0].requested_schema["properties"]) == ["environment"]

@@ -827,3 +827,16 @@ def test_a_graph_of_a_resolved_wrapper_keeps_the_hosts_context_type() -> None:
     graph = ResolverGraph.from_function(tool)
     assert graph.context_types == (Context,)
     assert graph.nodes[0].context_params == ["ctx"]
+
+
+async def test_the_kit_answers_an_argument_asked_for_by_the_parameters_name(
+    load_example: Loader,
+) -> None:
+    deploys = load_example("deploys")
+    done = await call(
+        deploys.deploy, {"project": "web"}, answers={"environment": {"environment": "staging"}}
+    )
+    assert done.result == "Deployed web to staging (1 replica(s))."
+    assert [(q.key, q.message) for q in done.questions] == [("environment", "Deploy where?")]
+    sent = await call(deploys.deploy, {"project": "web", "environment": "production"})
+    assert (sent.result, sent.questions) == ("Deployed web to production (1 replica(s)).", [])

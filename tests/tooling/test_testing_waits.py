@@ -173,11 +173,58 @@ async def test_the_server_agrees(mode: str) -> None:
     assert result.content[0].text == "paid: receipt b1"  # type: ignore[union-attr]
 
 
-def test_the_kits_default_deadline_is_the_servers() -> None:
-    from mcp_resolve.protocol.legacy import DEFAULT_ASK_TIMEOUT as SERVERS
-    from mcp_resolve.testing.waits import DEFAULT_ASK_TIMEOUT as KITS
+def deposit_for_ten_minutes(booking: str) -> Receipt | ElicitURL:
+    """As a server would wait for a person: ten minutes (a test must not)."""
+    if booking in PAID:
+        return Receipt(booking=booking)
+    return ElicitURL(
+        "Pay", f"https://pay.example/{booking}", elicitation_id=f"long-{booking}",
+        wait=True, timeout=600,
+    )  # fmt: skip
 
-    assert KITS == SERVERS
+
+async def book_at_leisure(
+    booking: str, receipt: Annotated[ElicitationResult[Receipt], Resolve(deposit_for_ten_minutes)]
+) -> str:
+    return "paid" if isinstance(receipt, AcceptedElicitation) else "no deposit"
+
+
+@pytest.mark.parametrize("mode", CALL_MODES)
+async def test_a_step_nobody_completes_fails_in_seconds_whatever_the_question_allows(
+    mode: Mode,
+) -> None:
+    answers = {deposit_for_ten_minutes: "accept"}
+    with anyio.fail_after(30), pytest.raises(ResolutionError, match=r"within 5 s"):
+        await call(book_at_leisure, {"booking": "b10"}, answers=answers, mode=mode)
+
+
+@pytest.mark.parametrize("mode", CALL_MODES)
+async def test_the_tests_ask_timeout_wins_over_the_questions_timeout(mode: Mode) -> None:
+    answers = {deposit_for_ten_minutes: "accept"}
+    with anyio.fail_after(30), pytest.raises(ResolutionError, match=r"within 0\.2 s"):
+        await call(book_at_leisure, {"booking": "b11"}, answers=answers, mode=mode, ask_timeout=0.2)
+
+
+@pytest.mark.parametrize("mode", CALL_MODES)
+async def test_a_wait_longer_than_a_moment_says_what_it_waits_for(
+    mode: Mode, caplog: pytest.LogCaptureFixture
+) -> None:
+    answers = {deposit_for_ten_minutes: "accept"}
+    with anyio.fail_after(30), pytest.raises(ResolutionError):
+        await call(book_at_leisure, {"booking": "b12"}, answers=answers, mode=mode, ask_timeout=1.5)
+    (said,) = [r.getMessage() for r in caplog.records if r.name == "mcp_resolve.testing"]
+    assert "tool 'book_at_leisure'" in said
+    assert "resolver 'deposit_for_ten_minutes'" in said
+    assert "parameter 'receipt'" in said
+    assert ":deposit_for_ten_minutes'" in said  # the question's key
+    assert "complete(None, 'long-b12')" in said
+    assert "at most 1.5 s" in said
+
+
+async def test_a_wait_that_ends_at_once_says_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    done = await call(book, {"booking": "b13"}, answers=pays_and_reports)
+    assert done.result == "paid: receipt b13"
+    assert [r for r in caplog.records if r.name == "mcp_resolve.testing"] == []
 
 
 async def test_an_ask_timeout_that_is_no_deadline_is_refused() -> None:

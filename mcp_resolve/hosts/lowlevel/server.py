@@ -67,7 +67,10 @@ class _Tool:
     def invoke(
         self, conn: Connection, arguments: dict[str, Any], values: dict[str, Any]
     ) -> Awaitable[Any]:
-        """The flow's body: the function with its arguments and resolved values."""
+        """The flow's body: the function with its arguments and resolved values (an
+        `Ask(...)` parameter is both: its resolved value wins)."""
+        if self.graph.asked_parameters:
+            arguments = {k: v for k, v in arguments.items() if k not in values}
         if self.is_async:
             return self.fn(**arguments, **values)  # type: ignore[no-any-return]
         return run_sync(functools.partial(self.fn, **arguments, **values))
@@ -79,7 +82,8 @@ def arguments_model(fn: Callable[..., Any], graph: ResolverGraph, name: str) -> 
     hints = get_type_hints(fn, include_extras=True)
     fields: dict[str, Any] = {}
     for param in graph.model_parameters:
-        annotation = hints.get(param.name, Any)
+        asked = param.name in graph.asked_parameters  # shown optional, with its constraints
+        annotation = param.annotation if asked else hints.get(param.name, Any)
         default = ... if param.default is param.empty else param.default
         fields[param.name] = (annotation, default)
     return create_model(f"{name}Arguments", **fields)

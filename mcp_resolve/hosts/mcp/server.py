@@ -14,38 +14,22 @@ is chosen per request from `ctx.protocol_version`:
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any
 
-from mcp.server.mcpserver import Context, MCPServer, RequestStateSecurity
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import InvalidSignature as SDKInvalidSignature
-from mcp.server.request_state import InvalidRequestState, RequestStateCodec
-from mcp.shared.uri_template import UriTemplate
 from mcp_types import InputResponseRequestParams
-from starlette.applications import Starlette
 
 from ...analysis.graph import Graph
 from ...analysis.injected import uses_resolvers
-from ...engine.app_scope import AppScope
 from ...errors import InvalidSignature as ResolveInvalidSignature
 from ...protocol.body_rounds import BodyRound
 from ...protocol.completion import announce
-from ...protocol.connection import Connection
-from ...protocol.lifespan import (
-    Lifespan,
-    app_value,
-    graphs_of,
-    keeping_scope,
-    scope_of,
-    unkept_app_scope,
-)
+from ...protocol.connection import Connection, modern_versions
+from ...protocol.lifespan import scope_of, unkept_app_scope
 from ...protocol.no_request import outside_a_request
-from ...protocol.wrapping import WrappedFunction
-from ...state.shared_keys import warn_keys_of_this_process, warn_unknown_key
-from .sdk_markers import translated, uses_sdk_resolve
-
-F = TypeVar("F", bound=Callable[..., Any])
+from ...protocol.wrapping import CONTEXT_PARAMETER, WrappedFunction
 
 
 class _Host(WrappedFunction):
@@ -80,6 +64,54 @@ class _Host(WrappedFunction):
         )
         return view
 
+    def entry(self) -> Callable[..., Awaitable[Any]]:
+        """`call`, `connection` and the flow's choice of generation in the wrapper's one
+        frame, for the call MCPServer makes: keyword arguments, the SDK's own `Context` of
+        a request, no scope to find. Anything else takes `call`, the general path.
+
+        Each frame cut from the host path is a tenth to a third of a microsecond, on a
+        path of about ten (benchmarks/README.md, "The margin on MCPServer"); the counts
+        are held to a budget by tests/hosts/test_host_path_budget.py.
+        """
+        call = self.call
+        if self.context_hidden or self.flow.scoped or not self.plain_run or self.nothing_to_resolve:
+            return super().entry()
+        key = self.own_ctx or CONTEXT_PARAMETER
+        own_ctx, resolved, model, names = (
+            self.own_ctx,
+            self.resolved_names,
+            self.model_set,
+            self.model_names,
+        )
+        flow, invoke = self.flow, self.invoke
+        modern, run = flow.modern, flow.run
+
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            ctx = kwargs.get(key)
+            if args or type(ctx) is not Context or not resolved.isdisjoint(kwargs):
+                return await call(args, kwargs)
+            private = ctx.__pydantic_private__
+            request = private.get("_request_context") if private else None
+            if request is None:  # `await server.call_tool(...)`: no request behind it
+                return await call(args, kwargs)
+            if own_ctx is None:
+                del kwargs[key]
+                arguments = kwargs if kwargs.keys() == model else _only(kwargs, names)
+            else:
+                arguments = _only(kwargs, names)
+            params = request.params or {}
+            responses = ctx.input_responses if "inputResponses" in params else None
+            version = request.protocol_version
+            conn = Connection(  # as `connection` builds it
+                version, request.session, request.request_id, params.get("requestState"),
+                responses, ctx, None, request, None,
+            )  # fmt: skip
+            if modern_versions.get(version):
+                return await modern(conn, arguments, invoke)
+            return await run(conn, arguments, invoke)
+
+        return wrapper
+
     def connection(self, ctx: Context) -> Connection:
         private = getattr(ctx, "__pydantic_private__", None)  # `request_context_of`, inline
         request = private.get("_request_context") if private else None
@@ -95,6 +127,11 @@ class _Host(WrappedFunction):
             request.protocol_version, request.session, request.request_id, state, responses,
             ctx, None, request, app,
         )  # fmt: skip
+
+
+def _only(kwargs: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """The tool's own arguments among `kwargs`."""
+    return {name: kwargs[name] for name in names if name in kwargs}
 
 
 class InvalidSignature(ResolveInvalidSignature, SDKInvalidSignature):
@@ -163,7 +200,7 @@ _KEEP_APP_SCOPE = (
 )
 
 
-class _ScopedHost(_Host):
+class ScopedHost(_Host):
     """`@resolved` on a `ResolvingMCPServer`, whose lifespan keeps the application scope."""
 
     @classmethod
@@ -182,159 +219,10 @@ async def complete(target: Context | MCPServer | None, elicitation_id: str) -> N
     await announce(elicitation_id, target.session if isinstance(target, Context) else None)
 
 
-class ResolvingMCPServer(MCPServer):
-    """An `MCPServer` that applies `@resolved` wherever a function has resolved parameters.
-
-    Covers tools (`@tool()` and `add_tool`), prompts (`@prompt()`) and resource templates
-    (`@resource("scheme://{var}")`); functions without any `Resolve(...)` parameter are
-    registered untouched. Only public methods are overridden, and each wraps the function
-    before the SDK reads its signature, so the SDK never sees a resolved parameter. A
-    `Prompt` object built by hand and given to `add_prompt` is taken as it is: build it
-    from `resolved(fn)`.
-
-    Its lifespan keeps the application scope of `Resolve(..., scope="app")` resolvers: the
-    `lifespan=` given (if any) is entered first, then `eager=True` values are built; when
-    the SDK ends the lifespan, generator cleanups run, then the given lifespan ends. A
-    plain `MCPServer` offers no way to learn when its lifespan ends, so `@resolved` refuses
-    a function with app-scoped resolvers when it is decorated, naming this class.
-    """
-
-    def __init__(
-        self,
-        *args: Any,
-        lifespan: Lifespan | None = None,
-        request_state_security: RequestStateSecurity | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._resolved_graphs: list[Graph] = []
-        self._open_scopes: list[AppScope] = []
-        kept = keeping_scope(lifespan, lambda: self._resolved_graphs, self._open_scopes)
-        # Without request_state_security the SDK seals under a key of this process alone.
-        self._keys_of_this_process = request_state_security is None
-        name = args[0] if args else kwargs.get("name")
-        super().__init__(
-            *args,
-            lifespan=kept,
-            request_state_security=_telling_unknown_keys(request_state_security, name),
-            **kwargs,
-        )
-
-    async def app_value(self, resolver: Callable[..., Any]) -> Any:
-        """The value app-scoped `resolver` has while this server serves (built now if no
-        call needed it yet): the one its tools receive, for code outside a tool, such as a
-        webhook route of its HTTP app (`@server.custom_route(...)`).
-
-        `LookupError` if no function of this server uses `resolver` with `scope="app"`;
-        `RuntimeError` if the server is not serving (its lifespan is not running). Where
-        one server runs several lifespans at once (an in-memory `Client` opens one per
-        connection), the value is the latest started one's.
-        """
-        return await app_value(
-            resolver, self._resolved_graphs, self._open_scopes, f"Server {self.name!r}"
-        )
-
-    def streamable_http_app(self, *args: Any, **kwargs: Any) -> Starlette:
-        """The SDK's app; built with keys of this process alone, it says so in the log
-        (each worker builds its app when it starts, `run("streamable-http")` too)."""
-        if self._keys_of_this_process:
-            warn_keys_of_this_process(
-                f"MCPServer {self.name!r}",
-                "build the server with request_state_security=RequestStateSecurity("
-                "keys=[...]) from it",
-            )
-        return super().streamable_http_app(*args, **kwargs)
-
-    def add_tool(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
-        fn = self._resolved(fn)
-        super().add_tool(fn, *args, **kwargs)
-
-    resolved = staticmethod(
-        _ScopedHost.decorator(
-            """`mcp_resolve.mcp.resolved` for this server, app-scoped resolvers included
-            (its lifespan keeps their scope): for settings such as `max_rounds`, as
-            `@server.tool()` over `@server.resolved(max_rounds=8)`."""
-        )
-    )
-
-    def _resolved(self, fn: F) -> F:
-        """`fn` wrapped where it needs it, its graph kept for the lifespan's eager values;
-        the SDK's own `Resolve` markers are translated into ours first."""
-        if not hasattr(fn, "__mcp_resolve_graph__") and uses_sdk_resolve(fn):
-            fn = _ScopedHost.wrap(translated(fn))  # type: ignore[assignment]
-        elif uses_resolve(fn):
-            fn = _ScopedHost.wrap(fn)  # type: ignore[assignment]
-        self._resolved_graphs.extend(graphs_of([fn]))
-        return fn
-
-    def prompt(self, *args: Any, **kwargs: Any) -> Callable[[F], F]:
-        register = super().prompt(*args, **kwargs)
-
-        def decorator(fn: F) -> F:
-            register(self._resolved(fn))
-            return fn
-
-        return decorator
-
-    def resource(self, uri: str, *args: Any, **kwargs: Any) -> Callable[[F], F]:
-        register = super().resource(uri, *args, **kwargs)
-
-        def decorator(fn: F) -> F:
-            if not (uses_resolve(fn) or uses_sdk_resolve(fn)):
-                return register(self._resolved(fn))
-            if not UriTemplate.parse(uri).variable_names:
-                # The SDK gives a static resource no Context, and resolvers need one.
-                raise ValueError(
-                    f"Resource {uri!r}: {getattr(fn, '__name__', fn)!r} has resolved "
-                    "parameters, which only a resource template can have (its reads get "
-                    "a request context); add a {variable} to the URI, or compute the "
-                    "value inside the function"
-                )
-            register(self._resolved(fn))
-            return fn
-
-        return decorator
-
-
-class _TellingUnknownKeys:
-    """The SDK's codec, logging what to set when a state was sealed under a key this
-    worker does not hold (the SDK's own log line says only "unknown key")."""
-
-    def __init__(self, codec: RequestStateCodec, server: str) -> None:
-        self.codec = codec
-        self.server = server
-
-    def seal(self, payload: bytes) -> str:
-        return self.codec.seal(payload)
-
-    def unseal(self, token: str) -> bytes:
-        try:
-            return self.codec.unseal(token)
-        except InvalidRequestState as refused:
-            if str(refused) == "unknown key":  # the SDK's reason for a key id not in its ring
-                warn_unknown_key(f"MCPServer {self.server!r}")
-            raise
-
-
-def _telling_unknown_keys(
-    security: RequestStateSecurity | None, name: object
-) -> RequestStateSecurity | None:
-    """A copy of `security` (the SDK's default, a key of this process, when None) whose
-    codec tells unknown keys; None as given for an unnamed server (the SDK refuses
-    keys without an audience there, which this copy would be)."""
-    if security is None:
-        if not isinstance(name, str) or not name:
-            return None
-        security = RequestStateSecurity.ephemeral()
-    telling = copy.copy(security)
-    label = name if isinstance(name, str) and name else security.audience
-    telling.codec = _TellingUnknownKeys(security.codec, str(label))
-    return telling
-
-
 def uses_resolve(fn: Callable[..., Any]) -> bool:
     """Whether `fn` has a parameter filled by a resolver, `Resolve(...)` or fast-depends'
     `Depends(...)` (in `Annotated` or as the default), and is not wrapped yet."""
     return not hasattr(fn, "__mcp_resolve_graph__") and uses_resolvers(fn)
 
 
-__all__ = ["ResolvingMCPServer", "complete", "resolved", "uses_resolve"]
+__all__ = ["ScopedHost", "complete", "resolved", "uses_resolve"]

@@ -29,6 +29,7 @@ JSON-RPC error before the acknowledgement, naming the bound.
 
 from __future__ import annotations
 
+import logging
 from typing import Any, cast
 
 import anyio
@@ -42,7 +43,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
 from ...state.at_most_once import owner_of
-from .task_changes import Changes
+from .task_changes import BROKEN, Changes
 
 LISTEN = "subscriptions/listen"
 NOTIFICATION = "notifications/tasks"
@@ -55,6 +56,12 @@ _REREADS = 5
 RECHECK = 5.0
 """Seconds a stream waits for a change before it reads its tasks anyway: a safety net (a
 change Redis lost, or one nothing announces); `task_changes` says why none is missed."""
+_AGAIN_FIRST, _AGAIN_MOST = 0.05, 2.0  # a stream's pauses before it reads again after a hiccup
+UNAVAILABLE = (
+    "Task notifications are unavailable right now: the task store did not answer. "
+    "Try again, or poll tasks/get"
+)
+logger = logging.getLogger("mcp_resolve")
 
 
 class _Pushed(BaseModel):
@@ -135,12 +142,16 @@ class TaskPush:
         unwatch = changes.watch(task_ids, listener)
         followed: dict[str, set[str]] = {}
         try:
-            await changes.listening()
-            first = {t: await self._look(changes, t, followed) for t in task_ids}  # authorises
+            try:
+                await changes.listening()
+                first = {t: await self._look(changes, t, followed) for t in task_ids}  # authorises
+            except BROKEN:  # before anything was sent: a clear refusal, not an internal error
+                raise MCPError(types.INTERNAL_ERROR, UNAVAILABLE) from None
             await self._acknowledge(ctx, task_ids, meta)
             sent: dict[str, tuple[Any, ...]] = {}
             for task in first.values():
                 await self._push(ctx, task, sent, meta)
+            again = _AGAIN_FIRST
             while any(sent[t][0] not in TERMINAL for t in task_ids):
                 with anyio.move_on_after(RECHECK) as quiet:
                     await listener.wake.wait()
@@ -150,7 +161,15 @@ class TaskPush:
                     changed = set(task_ids)
                 for task_id in task_ids:
                     if task_id in changed and sent[task_id][0] not in TERMINAL:
-                        task = await self._look(changes, task_id, followed)
+                        try:
+                            task = await self._look(changes, task_id, followed)
+                        except BROKEN as exc:  # Redis dropped or stalled: read it again soon
+                            logger.warning("Task push: a task's read failed (%s); again", exc)
+                            listener(task_id)
+                            await anyio.sleep(again)
+                            again = min(again * 2, _AGAIN_MOST)
+                            continue
+                        again = _AGAIN_FIRST
                         await self._push(ctx, task, sent, meta)
         finally:
             unwatch()

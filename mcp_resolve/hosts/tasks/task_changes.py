@@ -29,6 +29,8 @@ from typing import Any
 
 import anyio
 from fastmcp_tasks.keys import leg_execution_key, parse_task_key, task_redis_prefix
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 logger = logging.getLogger("mcp_resolve")
 
@@ -36,7 +38,16 @@ _CHANGED = "mcp_resolve:task_changed"  # a change Docket does not announce (a ca
 _POLL = 1.0  # how long one read of the subscription waits
 _CONFIRM = 10.0  # how long a stream waits for Redis to confirm its channels
 _PAUSE_FIRST, _PAUSE_MOST = 0.05, 2.0
-_BROKEN = (OSError, ConnectionError, TimeoutError, asyncio.TimeoutError)
+BROKEN = (
+    OSError,
+    ConnectionError,
+    TimeoutError,
+    asyncio.TimeoutError,
+    RedisConnectionError,  # redis-py's own, not the builtin: a dropped connection
+    RedisTimeoutError,
+)
+"""What a Redis that dropped a connection, or does not answer, raises: a hiccup, never a
+client's internal error."""
 
 
 class Changes:
@@ -98,7 +109,7 @@ class Changes:
         pubsub = self._pubsub
         if new and pubsub is not None:
             # On a broken connection: the subscription, established again, follows them.
-            with contextlib.suppress(*_BROKEN):
+            with contextlib.suppress(*BROKEN):
                 await pubsub.subscribe(*new)
         with anyio.fail_after(_CONFIRM):
             for channel in channels:
@@ -116,7 +127,7 @@ class Changes:
                 gone.append(channel)
         pubsub = self._pubsub
         if gone and pubsub is not None:
-            with contextlib.suppress(*_BROKEN):
+            with contextlib.suppress(*BROKEN):
                 await pubsub.unsubscribe(*gone)
 
     async def listening(self) -> None:
@@ -161,7 +172,7 @@ class Changes:
                         self._pubsub = None
                         with contextlib.suppress(Exception):
                             await pubsub.aclose()
-            except _BROKEN as exc:
+            except BROKEN as exc:
                 logger.warning("Task push: the subscription to task changes broke (%s)", exc)
             except Exception:
                 logger.exception("Task push: the subscription to task changes failed")
@@ -222,4 +233,4 @@ def _text(data: Any) -> str:
     return data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data)
 
 
-__all__ = ["Changes"]
+__all__ = ["BROKEN", "Changes"]
