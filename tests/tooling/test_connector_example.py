@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
+import anyio
 import httpx2
 import mcp_types as types
 import pytest
@@ -36,9 +37,9 @@ async def test_the_token_the_key_and_the_payment_never_pass_through_the_client(
     wire = Recording()
     async with accounts.signed_in_client("connector", mode, False, wire=wire) as (client, b):
         first = await client.call_tool("my_issues", {})
-        b.settle()
+        await anyio.to_thread.run_sync(b.settle)  # joins the browser's threads, off the loop
         reminded = await client.call_tool("remind", {"issue": 12})
-        b.settle()
+        await anyio.to_thread.run_sync(b.settle)
         bought = await client.call_tool("buy_seats", {"seats": 2})
         again = await client.call_tool("my_issues", {})
     assert text(first) == ISSUES
