@@ -1,7 +1,8 @@
 """The documentation site as a reader meets it: `mkdocs build --strict` (what `make docs`
 serves and CI builds), served on 127.0.0.1 and opened in the real headless chromium
-(`support.browser`): the overview renders, a reference page shows a signature rendered
-from the code, and the search box finds `Resolve` with a link into the reference.
+(`support.browser`): the overview renders with its four kinds of page, the reference
+pages show signatures rendered from the code, and the search box finds `Resolve` with a
+link into the reference.
 
 Marker `browser`: `make test` installs chromium and chromium-driver; missing, this test
 fails, saying so (it never skips)."""
@@ -87,6 +88,14 @@ async def test_the_built_site_renders_its_reference_and_finds_resolve(
         lambda: [e.text for e in browser.driver.find_elements(By.CSS_SELECTOR, ".doc-signature")]
     )
     assert any(s.startswith("Resolve(") and "once: bool = False" in s for s in signatures)
+
+    # a host's `resolved` is built at import (docs/extensions/griffe_runtime.py): still a
+    # function with its signature, not an attribute whose value is a call
+    await browser.open(f"{site}/reference/mcp_resolve.mcp/")
+    signatures = await anyio.to_thread.run_sync(
+        lambda: [e.text for e in browser.driver.find_elements(By.CSS_SELECTOR, ".doc-signature")]
+    )
+    assert any(s.startswith("resolved(") and "max_rounds: int = 16" in s for s in signatures)
 
     # The search box of every page: `?q=` fills it and searches once the index has loaded
     # (typing before that finds nothing, so a test that typed would race the index).
