@@ -96,7 +96,7 @@ def first_round(flow: ToolFlow, body: Body) -> FirstRound | None:
                 await leave(resolution, closing)
             if isinstance(exc, ResolveAgain):  # the body found a value refused: once more
                 conn = connection(request, context)
-                await resolve_again(conn, exc, name)
+                await resolve_again(conn, exc, name, resolution)
                 return await flow.run(conn, arguments, body)
             raise
         if outcome.__class__ is not Resolved:  # it asked: the generation's round goes on

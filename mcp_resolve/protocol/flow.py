@@ -183,7 +183,7 @@ class ToolFlow:
             if closing is not None:
                 await self.leave(resolution, closing)
             if isinstance(exc, ResolveAgain):  # the body found a value refused: once more
-                await resolve_again(conn, exc, self.tool)
+                await resolve_again(conn, exc, self.tool, resolution)
                 return await self.legacy_call(conn, arguments, body)
             raise
         closing = resolution.closing(None)
@@ -214,7 +214,7 @@ class ToolFlow:
                     logger.info("Tool %r: request state ignored (%s); asking again", self.tool, exc)
                 if self.once is not None and not conn.again:  # claimed once, by the first run
                     await self.once.claim(state, conn.request_context, opened.expires_at)
-            if self.recording:
+            if self.recording and not conn.again:  # a second run keeps them (`resolve_again`)
                 conn.records = CallRecords.of(state, conn.call_id)
             if (PROXY._real_tracer or OTEL._TRACER_PROVIDER) is not None:  # a span may record
                 trace = start_call(self.tool, MODERN, state.rounds + 1)
@@ -298,7 +298,7 @@ class ToolFlow:
             if closing is not None:
                 await self.leave(resolution, closing)
             if isinstance(exc, ResolveAgain):
-                await resolve_again(conn, exc, self.tool)
+                await resolve_again(conn, exc, self.tool, resolution)
                 return await self.modern(conn, arguments, body)
             raise
         if trace is not None or resolution.exits is not None:  # else `closing` has nothing

@@ -15,12 +15,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
-import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from support.browser import Browser
+from support.mcp_http import mcp_http
 from support.oauth_site import Recording, Site, mcp_client, oauth_site
 from support.oidc_provider import Provider
 from support.trust_kit import MODES
@@ -135,7 +135,7 @@ async def test_the_example_in_a_real_browser_sign_in_consent_and_the_key_page(
         return types.ElicitResult(action="accept")
 
     async with entered_in_thread(accounts.served("issue_tracker")) as (url, token):
-        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, transport=wire)
+        http = mcp_http(headers={"Authorization": f"Bearer {token}"}, transport=wire)
         results: list[types.CallToolResult] = []
         transport = streamable_http_client(url, http_client=http)
         async with http, Client(transport, mode=mode, elicitation_callback=opened) as client:
