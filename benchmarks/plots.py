@@ -258,12 +258,12 @@ def lines(
     svg.text(14, (top + bottom) / 2, unit, anchor="middle",
              transform=f"rotate(-90 14 {(top + bottom) / 2:.1f})")  # fmt: skip
     names = []
-    for index, ((name, points), colour) in enumerate(zip(series, SERIES_COLOURS, strict=False)):
+    highest = {x: max(y for _, points in series for px, y in points if px == x) for x in xs}
+    for (name, points), colour in zip(series, SERIES_COLOURS, strict=False):
         svg.polyline(((x_scale(x), y_scale(y)) for x, y in points), colour)
-        below = index % 2  # neighbouring series label on opposite sides of their points
-        for x, y in points:
+        for x, y in points:  # the highest point's label above it, the others' below theirs
             svg.dot(x_scale(x), y_scale(y), colour)
-            svg.text(x_scale(x), y_scale(y) + (15 if below else -7), f"{y:.1f}",
+            svg.text(x_scale(x), y_scale(y) + (-7 if y == highest[x] else 15), f"{y:.1f}",
                      anchor="middle", font_size="10", fill=colour)  # fmt: skip
         names.append((y_scale(points[-1][1]) + 4, name, colour))
     at = -math.inf
