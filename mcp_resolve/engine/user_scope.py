@@ -61,6 +61,7 @@ from ..errors import ResolutionError
 from ..user import User
 from .app_scope import AppScope, Fail
 from .cleanup import ExitStack
+from .fresh_questions import enter_epoch
 from .shared_values import (
     SHARED_KINDS,
     UNREAD,
@@ -149,6 +150,8 @@ class UserValues(AppScope):
             value, left = loaded
             self._settle(graph, node, left)
             return value
+        if node.asks is not None:  # its question is a new one after the user forgot it
+            await enter_epoch(self._users, shared, self.user, node)
         value = await super()._build(graph, node, fail)
         if type(value) in QUESTION_CLASSES:  # for the call to ask: nothing is kept
             await self.release([node.app_key])

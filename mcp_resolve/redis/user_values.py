@@ -16,6 +16,10 @@ A value whose type has no JSON form (a client object built from a user's key) ca
 shared: `shares` says so once per resolver (the type decided when its first value is
 met, or at start-up), and the engine keeps it in each process instead of writing,
 failing and building it again on every call.
+
+Forgetting also renews the value's epoch (`mcp_resolve:<audience>:ue:<tag>`, a random
+word for 30 days), so that the question of a value that asks is a new question on every
+worker (`engine.fresh_questions`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import secrets
 import time
 from collections.abc import Callable
 from typing import Any
@@ -46,6 +51,7 @@ STORE = "store of user-scoped values"  # as a client reads it when Redis is down
 logger = logging.getLogger("mcp_resolve")
 
 DEFAULT_MAX_AGE = 24 * 3600.0
+EPOCH_LIFE_MS = 30 * 24 * 3600 * 1000  # far beyond any page's link (answers live as long)
 _METHOD = "mcp_resolve/user-value"
 
 
@@ -70,7 +76,8 @@ class RedisUserValues:
         now: Callable[[], float] = time.time,
     ) -> None:
         self.timeout = check_timeout(timeout)
-        self.prefix = namespace(audience, "RedisUserValues") + "uv:"
+        space = namespace(audience, "RedisUserValues")
+        self.prefix, self.epochs = space + "uv:", space + "ue:"
         self.max_age = seconds(max_age, "max_age")
         self._tags = keys.authenticator("mcp_resolve/user-values")
         self._sealer = StateSealer(
@@ -138,12 +145,19 @@ class RedisUserValues:
             raise unavailable(self.redis, exc, self.timeout, STORE) from exc
 
     async def forget(self, user: User, node: Node) -> bool:
-        keys = [self.prefix + tag for tag in self._tags_of(user, node).every]
+        """Drop the value under every name the key ring gives it, and renew its epoch: its
+        question, asked again, is a new one on every worker (`engine.fresh_questions`)."""
+        tags = self._tags_of(user, node)
+        epoch = secrets.token_urlsafe(12)
         try:
             with anyio.fail_after(self.timeout):
-                return bool(await self.redis.delete(*keys))
+                async with self.redis.pipeline(transaction=True) as both:
+                    both.delete(*[self.prefix + tag for tag in tags.every])
+                    both.set(self.epochs + tags.current, epoch, px=EPOCH_LIFE_MS)
+                    deleted, _ = await both.execute()
         except (RedisError, OSError, TimeoutError) as exc:
             raise unavailable(self.redis, exc, self.timeout, STORE) from exc
+        return bool(deleted)
 
     async def _newest(self, tags: RecordName) -> tuple[str, Any] | None:
         """The raw value under the first of `tags` that holds one, in one round trip."""
@@ -167,6 +181,17 @@ class RedisUserValues:
                     await pipe.execute()
         except (RedisError, OSError, TimeoutError) as exc:
             raise unavailable(self.redis, exc, self.timeout, STORE) from exc
+
+    async def epoch(self, user: User, node: Node) -> str:
+        """The epoch of `user`'s value of `node`: "" until they forget it."""
+        try:
+            with anyio.fail_after(self.timeout):
+                raw = await self.redis.get(self.epochs + self._tag(user, node))
+        except (RedisError, OSError, TimeoutError) as exc:
+            raise unavailable(self.redis, exc, self.timeout, STORE) from exc
+        if raw is None:
+            return ""
+        return raw.decode("ascii", "replace") if isinstance(raw, bytes) else str(raw)
 
     async def aclose(self) -> None:
         """Close the connections of a client built from a URL (one given is the caller's)."""
