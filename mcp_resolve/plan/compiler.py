@@ -340,7 +340,7 @@ def compile_first(graph: Graph, walk: Walk, finish: Finish, resolved: type) -> F
 
     Most calls are one walk that asks nothing, and on a host every bytecode of it counts
     (cold caches between calls make each one several times dearer than in a loop: see
-    benchmarks/README.md, issue 32). This walk is the general one without what only a
+    benchmarks/HISTORY.md, issue 32). This walk is the general one without what only a
     later walk or a question needs: no value is checked for being settled (none is yet),
     no dependency for having asked (none has), and the finish is inlined, with no
     coroutine of `resolve` around it. The moment a resolver asks, it settles the question

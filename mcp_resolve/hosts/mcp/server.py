@@ -73,7 +73,7 @@ class _Host(WrappedFunction):
         `first_round` where the tool allows it, with no `Connection` made.
 
         Each frame cut from the host path is a tenth to a third of a microsecond, on a
-        path of about ten (benchmarks/README.md, "The margin on MCPServer"); the counts
+        path of about ten (benchmarks/HISTORY.md, "The margin on MCPServer"); the counts
         are held to a budget by tests/hosts/test_host_path_budget.py.
         """
         call = self.call
