@@ -14,7 +14,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint docs bench clean redis-server haproxy conformance npm dist test-lowest \
+.PHONY: demo test lint docs docs-build bench clean redis-server haproxy conformance npm dist test-lowest \
 	test-latest test-fastmcp42 lock typescript chromium browser sdk-suite
 
 # pip's own output is a wall of text; this shows one line that counts what pip collects, then
@@ -281,7 +281,13 @@ lint: $(STAMP)
 	$(BIN)/python -m mypy --strict mcp_resolve
 	$(BIN)/python -m ruff check .
 
+# The documentation site (mkdocs, the reference rendered by mkdocstrings): `make docs` serves it
+# on http://127.0.0.1:8000 and rebuilds on every change; `make docs-build` builds it into site/
+# as CI does (strict: a broken link, anchor or reference entry fails the build).
 docs: $(STAMP)
+	$(BIN)/python -m mkdocs serve --strict --dev-addr 127.0.0.1:8000
+
+docs-build: $(STAMP)
 	$(BIN)/python -m mkdocs build --strict
 
 bench: $(STAMP) redis-server

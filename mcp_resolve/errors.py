@@ -10,6 +10,8 @@ from typing import TypedDict
 
 from typing_extensions import Unpack
 
+__all__ = ["InvalidSignature", "ResolutionError", "ResolveAgain", "StoreUnavailable"]
+
 FunctionKind = str
 """What a decorated function is served as: "tool", "prompt" or "resource template"."""
 

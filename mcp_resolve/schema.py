@@ -73,6 +73,10 @@ def render_elicitation_schema(model: type[BaseModel]) -> dict[str, Any]:
 
     Results are cached per model class (weakly, so dynamic models can be collected) and
     each call returns a deep copy, so callers may mutate what they get.
+
+    Raises:
+        TypeError: `model` is not a pydantic model, or has a field no form can hold; the
+            message names the field and what to do instead.
     """
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         raise TypeError(

@@ -109,7 +109,12 @@ class Graph:
         context_types: tuple[type, ...] = (),
         name: str | None = None,
     ) -> G:
-        """Analyse `fn` and every resolver reachable from it; raise `InvalidSignature` early."""
+        """Analyse `fn` and every resolver reachable from it; raise `InvalidSignature` early.
+
+        Raises:
+            InvalidSignature: the first problem of the graph (`mcp_resolve.analysis.check`
+                lists them all).
+        """
         from_host = wrapped_graph(fn)
         if from_host is not None:
             # A host's wrapper (such as `@resolved`) hides resolved parameters from its

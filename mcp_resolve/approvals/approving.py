@@ -73,6 +73,11 @@ class Approvals:
     (any other user with a passkey by default). `without_url_mode`: "refuse" (the
     default: the -32021 error naming the capability) or "link" (a tool error giving the
     user the link). `ceremony_timeout` is how long the browser waits for the passkey.
+
+    Raises:
+        ApprovalConfigError: a configuration that cannot keep its promise (such as a
+            `base_url` that is not http(s)), when it is built.
+        TypeError: `keys` is not a `KeyRing`, or `second_approvers` is not a function.
     """
 
     def __init__(

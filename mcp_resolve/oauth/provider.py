@@ -79,6 +79,11 @@ class OAuthProvider:
     `revocation_url` is the provider's RFC 7009 endpoint, where a disconnected token is
     revoked (read from the discovery document's `revocation_endpoint` when not given;
     without one, disconnecting deletes this server's copy only).
+
+    Raises:
+        OAuthConfigError: a setting no provider could work with (a name, a URL that is not
+            absolute http(s), or plain HTTP off the loopback, no client id, a reserved
+            authorization parameter), when it is built.
     """
 
     def __init__(

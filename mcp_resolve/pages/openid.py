@@ -50,6 +50,8 @@ except ImportError as missing:  # pragma: no cover - the extra is part of every 
         "mcp_resolve.pages.openid needs authlib: pip install 'mcp-resolve[oauth]'"
     ) from missing
 
+__all__ = ["OpenIDConnect"]
+
 SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")  # RFC 6749 scope-token characters
 AUTH_METHODS = {"client_secret_basic", "client_secret_post", "none"}
 SIGNING = {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"}

@@ -102,6 +102,10 @@ class SignIn:
     30). `guard` makes each sign-in usable once; across workers a shared one
     (`guard=stores.replay_guard` of `RedisStores`), in memory by default. The cookie is
     `Secure` whenever `base_url` is HTTPS, which is everywhere but the loopback.
+
+    Raises:
+        SignInConfigError: a configuration that cannot keep its promise (such as plain
+            HTTP off the loopback), when it is built.
     """
 
     def __init__(

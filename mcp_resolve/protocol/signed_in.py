@@ -97,6 +97,9 @@ async def forget(resolver: Callable[..., Any]) -> bool:
     is a tool error. `LookupError` for a resolver no function of the server uses with
     `scope="user"`. When the shared store cannot be reached the value is not forgotten,
     and the call gets a tool error saying to try again.
+
+    Raises:
+        LookupError: no function of the server uses `resolver` with `scope="user"`.
     """
     user = signed_in_user()
     name = callable_name(resolver)

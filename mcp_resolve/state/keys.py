@@ -45,6 +45,10 @@ class KeyRing:
     [new, old], which also moves each stored record under the new key when it is read
     (`record_names`); (3) drop the old key, [new], once the records worth keeping were
     read (docs/security.md, "Rotating a key").
+
+    Raises:
+        ValueError: no secret, a secret shorter than 32 bytes, or two equal secrets.
+        TypeError: a secret that is neither bytes nor str.
     """
 
     def __init__(self, *secrets: bytes | bytearray | str) -> None:
@@ -88,6 +92,10 @@ class KeyRing:
         Each entry is raw text (surrounding spaces stripped), read exactly as
         `KeyRing("...")` reads a str, so both ways of configuring agree; generate one with
         `python -c "import secrets; print(secrets.token_urlsafe(32))"`.
+
+        Raises:
+            ValueError: the variable is unset or empty, has an empty entry, or holds a key
+                `KeyRing` refuses (the message names the variable, never a key).
         """
         value = os.environ.get(name, "").strip()
         if not value:

@@ -64,6 +64,11 @@ async def app_value(server: FastMCP[Any], resolver: Callable[..., Any]) -> Any:
     needed it yet): the one its tools receive, for code outside a tool, such as a webhook
     route (`@server.custom_route(...)`). `LookupError` if none of its functions uses
     `resolver` with `scope="app"`; `RuntimeError` if it is not serving (`app_scope` is
-    not running in its lifespan)."""
+    not running in its lifespan).
+
+    Raises:
+        LookupError: none of the server's functions uses `resolver` with `scope="app"`.
+        RuntimeError: the server is not serving (`app_scope` is not in its lifespan).
+    """
     graphs = await _graphs(server)
     return await scoped_value(resolver, graphs, _open.get(server, []), f"Server {server.name!r}")

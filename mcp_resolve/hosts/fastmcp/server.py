@@ -187,6 +187,10 @@ resolved = _Host.decorator(
     bounds how long a question may hold a legacy call open (600 s); `max_held` and
     `max_held_per_owner` bound the calls waiting for a URL step (1000 per worker, 32 per
     owner).
+
+    Raises:
+        InvalidSignature: at decoration, when the graph cannot run; the message names the
+            tool, the resolver and the parameter, and the fix where there is one.
     """
 )
 

@@ -226,6 +226,10 @@ resolved = _Host.decorator(
     retry already held, gets a tool error at once. A function with app-scoped resolvers
     is refused here: a plain `MCPServer` keeps no application scope, `ResolvingMCPServer`
     does.
+
+    Raises:
+        InvalidSignature: at decoration, when the graph cannot run; the message names the
+            tool, the resolver and the parameter, and the fix where there is one.
     """
 )
 
