@@ -175,8 +175,8 @@ async def test_a_call_without_a_signed_in_user_is_refused() -> None:
     [
         ("http://127.0.0.1:8000", {}, "names an IP address"),
         ("https://[::1]:8000", {}, "names an IP address"),
-        ("http://tools.example.com", {}, "plain HTTP"),
-        ("ftp://tools.example.com", {}, r"must be an http\(s\) URL"),
+        ("http://tools.example.com", {}, r"base_url must use https \(plain http only on"),
+        ("ftp://tools.example.com", {}, r"must be an absolute http\(s\) URL"),
         ("https://tools.example.com", {"rp_id": "example.org"}, "parent domain"),
         ("https://tools.example.com", {"without_url_mode": "form"}, "never stands in"),
     ],
