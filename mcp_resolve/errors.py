@@ -112,7 +112,9 @@ class ResolveAgain(ResolutionError):
     it is for (a provider's API answered 401 to a token): the call awaits `forget` (which
     drops the stored value), then resolves its parameters again, once, in the same call:
     a resolver that now asks makes a 2026-07-28 call return its question and a legacy
-    call ask it mid-call. Raised again in that call, it is a tool error with `message`.
+    call ask it mid-call; a recorded resolver (`once=True`) that returned keeps its value,
+    and the call its idempotency keys. Raised again in that call, it is a tool error with
+    `message`.
     `ProviderToken.refused()` makes one; the message is safe to show."""
 
     def __init__(

@@ -1,6 +1,6 @@
 """Accounts and secrets: an API key each user types once, on a page of the server, and that
 stays theirs (a user-scoped value with a `ttl`), long after the page's link expired; until
-they ask to change it.
+they ask to change it (then the page asks anew, even while it still keeps the old answer).
 
 The MCP client and the model never see the key: the client is asked only to open a page.
 A clock stands in for the time that passes. Run it with
@@ -113,7 +113,12 @@ async def main() -> dict[str, Any]:
     app = mcp.streamable_http_app(host="127.0.0.1")
     seen: dict[str, Any] = {"calls": []}
     wire = bytearray()
-    typed = ["trk_4f9a2c71e0b84d55", "trk_b0b5e1c2d3a49f17", "trk_93be0a1d77c2e0f6"]
+    typed = [
+        "trk_4f9a2c71e0b84d55",
+        "trk_b0b5e1c2d3a49f17",
+        "trk_93be0a1d77c2e0f6",
+        "trk_5a0c8e7d21f4b3a9",
+    ]
     async with app.router.lifespan_context(app):
         asgi = httpx2.ASGITransport(app=app)
         browser = httpx2.AsyncClient(transport=asgi, base_url=BASE)
@@ -157,6 +162,9 @@ async def main() -> dict[str, Any]:
         await as_("bob", "open_issues", mode="2026-07-28")
         await as_("alice", "change_tracker_key")
         await as_("alice", "open_issues")
+        await as_("alice", "open_issues")
+        clock.skipped += 60  # a minute later, her new key's page still keeps its answer
+        await as_("alice", "change_tracker_key")
         await as_("alice", "open_issues")
         await browser.aclose()
     seen["a key in any MCP message"] = b"trk_" in wire

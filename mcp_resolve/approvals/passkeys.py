@@ -1,7 +1,8 @@
 """The passkeys each user registered: sealed, per user, in the approvals' store.
 
 A user's passkeys are one record under an HMAC of the user (subject and issuer), sealed
-and bound to that key (`vault`): another user's record moved under it does not open.
+and bound to that key (`vault`): another user's record moved under it does not open. It
+is read under its name by every key of the ring (`vault.find`), so a rotation keeps it.
 Each passkey keeps its credential id, the attested credential data (AAGUID, id and COSE
 public key, as the authenticator gave them; fido2 reads them), its signature counter, a
 label the user chose, and when it was added and last used. The record is kept 400 days
@@ -21,6 +22,7 @@ from typing import Any
 
 import anyio
 
+from ..state.record_names import RecordName
 from ..user import User
 from .ceremony import decode, encode
 from .vault import LONGEST, Vault
@@ -74,7 +76,7 @@ class UserPasskeys:
         self._locks: weakref.WeakValueDictionary[str, anyio.Lock] = weakref.WeakValueDictionary()
 
     async def of(self, user: User) -> list[Stored]:
-        record = await self._vault.load(self._key(user))
+        record = await self._vault.find(self._key(user), LONGEST)
         if not isinstance(record, list):
             return []
         return [s for s in (Stored.loads(item) for item in record) if s is not None]
@@ -119,12 +121,12 @@ class UserPasskeys:
 
     async def _write(self, user: User, passkeys: list[Stored]) -> None:
         if passkeys:
-            await self._vault.save(self._key(user), [s.dumps() for s in passkeys], LONGEST)
+            await self._vault.save(self._key(user).current, [s.dumps() for s in passkeys], LONGEST)
         else:
             await self._vault.forget(self._key(user))
 
-    def _key(self, user: User) -> str:
-        return self._vault.key("passkeys", user.subject, user.issuer)
+    def _key(self, user: User) -> RecordName:
+        return self._vault.name("passkeys", user.subject, user.issuer)
 
     def _lock(self, user: User) -> anyio.Lock:
         tag = self._vault.user_tag(user)

@@ -4,7 +4,10 @@ Every record is JSON sealed with the key ring (AES-256-GCM, `StateSealer`) and b
 the store key it lives under, which is an HMAC of what it is about (a user, an asked
 approval, an approver's "yes"): a record copied under another key, written by hand, or
 sealed with other keys does not open, and reads as absent. So the store, in memory or in
-Redis, holds no user, no question and no credential in clear.
+Redis, holds no user, no question and no credential in clear. A user's passkeys outlive
+a rotation of the ring: they are looked for under their name by every key of the ring,
+and moved under the first key's when found under an older one (`find`); the records of an
+approval under way live until its deadline, under the first key's name alone.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 
 from ..pages.link import canonical
 from ..state.keys import KeyRing
+from ..state.record_names import RecordName, forget_every, moved, newest, record_name
 from ..state.seal import Binding, InvalidState, StateSealer
 from ..user import User
 from .approval_store import ApprovalStore
@@ -44,6 +48,23 @@ class Vault:
         """The store key of a record of `kind` about `about`: an HMAC, named by kind only."""
         return f"{kind}:" + self._names.sign(canonical([kind, *about]))[:32]
 
+    def name(self, kind: str, *about: object) -> RecordName:
+        """`key(kind, *about)` under each key of the ring: for a record that outlives a
+        rotation (`find`)."""
+        return record_name(self._names, canonical([kind, *about]), f"{kind}:")
+
+    async def find(self, name: RecordName, ttl: float) -> Any:
+        """The record under `name` by any key of the ring, or None; one found under an older
+        key's name is moved under the first key's, kept `ttl` from now."""
+        found = await newest(self.store, name)
+        if found is None:
+            return None
+        where, sealed = found
+        record = self._open(where, sealed)
+        if record is not None and where != name.current:
+            await moved(self.store, name, where, self._seal(name.current, record), ttl)
+        return record
+
     async def load(self, key: str) -> Any:
         """The record under `key`, or None (absent, expired, moved, forged)."""
         sealed = await self.store.get(key)
@@ -62,8 +83,11 @@ class Vault:
         sealed = await self.store.take(key)
         return None if sealed is None else self._open(key, sealed)
 
-    async def forget(self, key: str) -> None:
-        await self.store.delete(key)
+    async def forget(self, key: str | RecordName) -> None:
+        if isinstance(key, RecordName):
+            await forget_every(self.store, key)
+        else:
+            await self.store.delete(key)
 
     def _seal(self, key: str, record: Any) -> str:
         text = json.dumps(record, separators=(",", ":"), ensure_ascii=True)

@@ -1,6 +1,6 @@
 """The README's demo: the seed's stories against real example servers, on every transport.
 
-Starts example servers (files, bistro, order_book, notes, warehouse, issue_tracker) as real
+Starts example servers (files, bistro, order_book, notes, warehouse, connector, ...) as real
 subprocesses and drives them with the official SDK's `Client`, over stdio and over
 Streamable HTTP on 127.0.0.1, on a legacy connection and on a 2026-07-28 one, printing what
 each section shows, then every question and the answer given. `--interactive` lets a
@@ -108,9 +108,10 @@ SECTIONS: dict[str, list[Section]] = {
             (("stock", {"sku": "apple"}), ("pool_info", {}), ("pool_info", {})),
         ),
         Section(
-            "issue_tracker",
-            "accounts: a tracker token by OAuth in the browser, an API key on the server's page",
-            (("my_issues", {}), ("remind", {"issue": 12})),
+            "connector",
+            "a connector: sign-in, a workspace asked once, a token by OAuth, an API key on "
+            "the server's page, a purchase paid through a signed webhook",
+            (("my_issues", {}), ("remind", {"issue": 12}), ("buy_seats", {"seats": 2})),
             browser=True,
         ),
         Section(

@@ -1,12 +1,13 @@
 """The signed-in user the accounts and approval sections play: alice, on both sides.
 
 Both sections run an example beside a local OpenID provider and give the user two
-things: an MCP client holding an access token that names her (the demo plays the
-authorization server too: the example's stand-in verifier checks an HMAC under a secret
-the demo hands it), and a browser, not signed in at first, that follows the links her MCP
-client is sent to. What differs between them is the browser (an HTTP client that keeps
-cookies, or chromium with a virtual authenticator), so everything else is here once:
-the provider, the token, the client, and the callback that hands a link to the browser.
+things: an MCP client holding an access token that names her (the accounts section's, the
+provider issued: `provider_token`; the approval section's, the demo made as the example's
+stand-in authorization server, an HMAC under a secret the demo hands it), and a browser,
+not signed in at first, that follows the links her MCP client is sent to. What differs
+between them is the browser (an HTTP client that keeps cookies, or chromium with a
+virtual authenticator), so everything else is here once: the provider, the tokens, the
+client, and the callback that hands a link to the browser.
 
 The MCP client keeps the SDK's own HTTP timeouts (30 s, and 300 s to read): a call waits
 on its open stream while the user signs in and approves, which takes longer than
@@ -24,6 +25,7 @@ import threading
 import warnings
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, Protocol
+from urllib.parse import parse_qs, urlsplit
 
 import httpx2
 import mcp_types as types
@@ -75,6 +77,22 @@ def mcp_token(secret: str) -> str:
     return f"{USER}.{hmac.new(secret.encode(), USER.encode(), hashlib.sha256).hexdigest()}"
 
 
+async def provider_token(provider: str, user: str = USER) -> str:
+    """An access token `provider` issues `user` for their MCP client: the authorization
+    code flow an MCP client runs, the user signing in at the provider's form (its client
+    and redirect URL are any, which a real provider's registration pins down)."""
+    client = {"client_id": "demo-mcp-client", "redirect_uri": "http://127.0.0.1/callback"}
+    asked = {**client, "response_type": "code", "scope": "openid", "state": "demo"}
+    async with httpx2.AsyncClient(timeout=20) as http:
+        signed_in = await http.post(
+            f"{provider}/oauth2/authorize", params=asked, data={"sub": user}
+        )
+        code = parse_qs(urlsplit(signed_in.headers["location"]).query)["code"][0]
+        given = {**client, "grant_type": "authorization_code", "code": code}
+        token = await http.post(f"{provider}/oauth2/token", data={**given, "client_secret": "-"})
+    return str(token.json()["access_token"])
+
+
 def make_callback(browser: Browser, interactive: bool) -> Any:
     """The MCP client's elicitation callback: shows the URL question, accepts it (or asks
     the person, `interactive`), and hands the link to `browser`."""
@@ -99,12 +117,14 @@ async def mcp_client(
     browser: Browser,
     interactive: bool,
     wire: httpx2.AsyncBaseTransport | None = None,
+    callback: Any = None,
 ) -> AsyncIterator[Client]:
-    """The user's MCP client on `url` with `token`, whose URL questions go to `browser`;
-    `wire` is its HTTP transport (a test's, to read every message)."""
+    """The user's MCP client on `url` with `token`, whose URL questions go to `browser`
+    (or to `callback`, which answers every question); `wire` is its HTTP transport (a
+    test's, to read every message)."""
     headers = {"Authorization": f"Bearer {token}"}
     async with httpx2.AsyncClient(headers=headers, timeout=TIMEOUT, transport=wire) as http:
         transport = streamable_http_client(url, http_client=http)
-        callback = make_callback(browser, interactive)
+        callback = callback or make_callback(browser, interactive)
         async with Client(transport, mode=mode, elicitation_callback=callback) as client:
             yield client

@@ -46,6 +46,7 @@ from ..plan.compiler import PENDING
 from . import workers
 from .cleanup import ExitStack
 from .refusal import refused
+from .shared_values import say_which_stay_local
 from .threads import call
 
 Fail = Callable[[Node], None]
@@ -145,9 +146,11 @@ class AppScope:
 
     async def start(self, graphs: Iterable[Graph]) -> None:
         """Build the `eager=True` values of these graphs now (a failure stops the start);
-        the graphs are kept, for what a user may forget (`forget`)."""
+        the graphs are kept, for what a user may forget (`forget`); and say which
+        user-scoped values the shared store cannot hold."""
         graphs = list(graphs)
         self.graphs.extend(graphs)
+        say_which_stay_local(node for graph in graphs for node in graph.nodes)
         for graph in graphs:
             for node in graph.nodes:
                 if node.app and node.eager:

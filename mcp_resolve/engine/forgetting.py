@@ -4,8 +4,9 @@
 every user-scoped value built from it: in each lifespan of this process that holds one,
 and in the shared store (`RedisUserValues`), where every worker reads a value that comes
 from an answer again on each call (`UserValues.refresh`), so no worker serves it after.
-The user's next call that needs the value builds it again, or asks again. A call that
-holds the value already keeps it to its end.
+The user's next call that needs the value builds it again, or asks again: a new question
+(`fresh_questions`), so no answer given before is read back. A call that holds the value
+already keeps it to its end.
 
 The store is told by resolver key, so the resolver must be known to this process: used
 by a function the server serves (the lifespan's graphs), or by a call it ran.
@@ -18,6 +19,7 @@ from typing import Any
 
 from ..analysis.nodes import Node, callable_name, identity
 from ..user import User
+from .fresh_questions import renew_epoch
 from .shared_values import shared_values
 from .user_scope import SHARED_KINDS, UserScope, open_user_scopes
 
@@ -43,6 +45,8 @@ async def forget_value(user: User, resolver: Callable[..., Any]) -> bool:
             keys = [k for k, node in values.nodes.items() if identity(node.fn) == wanted]
             dropped = dropped or bool(keys)
             await values.release(keys)
+        for node in nodes_from(scope, wanted):  # asked again, as a new question
+            renew_epoch(scope, user, node, scope.max_users)
     if not nodes and not dropped:
         name = callable_name(resolver)
         raise LookupError(

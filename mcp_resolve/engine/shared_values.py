@@ -6,18 +6,28 @@ is built, or kept, in this process alone, and one line says so in the log (the s
 error, which names no value; no traceback). Forgetting is
 the exception: a value the user asked to forget that stays in the store would come back
 on the next call, so that failure is the caller's.
+
+A value the store cannot hold (its type has no JSON form: a client object built from a
+user's key) is kept in each process, never written, read or read again per call
+(`sharing`); one line at start-up names those resolvers (`say_which_stay_local`). One
+built from an answer is still dropped on every worker when that answer is forgotten or
+answered anew on one: the answer is shared and read again per call, and what was built
+from it goes with it.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any, Protocol
 
-from ..analysis.nodes import Node
+from ..analysis.nodes import ASYNC, SYNC, Node
 from ..errors import StoreUnavailable
 from ..user import User
 
 logger = logging.getLogger("mcp_resolve")
+
+SHARED_KINDS = (ASYNC, SYNC)  # the kinds of resolver whose values workers share
 
 
 class SharedValues(Protocol):
@@ -31,6 +41,11 @@ class SharedValues(Protocol):
     (the store is down) fails the call closed; anything else is logged, and the value is
     built, or kept, in this process alone.
     """
+
+    def shares(self, node: Node) -> bool:
+        """Whether this store can keep `node`'s values (False: each process keeps its own);
+        asked on every call that needs one, so it must be quick (decided once per node)."""
+        ...
 
     async def load(self, user: User, node: Node) -> tuple[Any, float] | None: ...
 
@@ -51,6 +66,40 @@ def use_shared_values(store: SharedValues | None) -> None:
 def shared_values() -> SharedValues | None:
     """The store the user scopes opened from now on share their values through, if any."""
     return _shared[0] if _shared else None
+
+
+def sharing(shared: SharedValues | None, node: Node) -> SharedValues | None:
+    """`shared` when it keeps `node`'s values: not a generator's (its cleanup belongs to
+    its process), not one of a type the store cannot hold."""
+    if shared is None or node.kind not in SHARED_KINDS or not shared.shares(node):
+        return None
+    return shared
+
+
+_said: set[tuple[str, ...]] = set()
+
+
+def say_which_stay_local(nodes: Iterable[Node]) -> None:
+    """When a server starts: one line naming the user-scoped resolvers whose values the
+    installed store cannot hold, and what that means across workers (once per process)."""
+    shared = shared_values()
+    if shared is None:
+        return
+    local = tuple(
+        sorted(
+            {n.name for n in nodes if n.user and n.kind in SHARED_KINDS and not shared.shares(n)}
+        )
+    )
+    if not local or local in _said:
+        return
+    _said.add(local)
+    logger.warning(
+        "User-scoped %s: the return type has no JSON form, so the shared store cannot hold "
+        "the value and each worker builds and keeps its own. One built from an answer is "
+        "dropped on every worker when that answer is forgotten or answered anew; forget() "
+        "of the value itself reaches this process only",
+        ", ".join(repr(name) for name in local),
+    )
 
 
 _UNREAD = object()

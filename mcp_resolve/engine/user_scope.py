@@ -10,9 +10,8 @@ value with the same once-only, deadline-bounded machinery, and hands an app-scop
 dependency to the server's scope. The user is the `User` the host read from the MCP
 access token; the engine never sees a token.
 
-A build runs in a context of its own, as an app-scoped build does, except for what the
-host's `seed` carries: the SDK's access token of the call that triggered it, so that
-`get_access_token()` inside the builder names that user.
+A build runs in a context of its own, with only the host's `seed` (the access token of
+the call that triggered it, so that `get_access_token()` in the builder names that user).
 
 A build that returns a question (a form, or a URL page that waits) keeps nothing: the
 call asks it (`user_questions`), and the accepted answer is kept here (`keep`), like a
@@ -34,11 +33,11 @@ A call that already holds a value keeps it for the rest of the call, even if the
 expires meanwhile; a generator's cleanup may then run while that call still uses it.
 
 Across workers, `use_shared_values(store)` lets a worker take a value another worker
-built (a plain resolver's, not a generator's) instead of building its own; the store
-(`mcp_resolve.redis.RedisUserValues`) seals each value with the key ring. A value that
-comes from an answer is read again from the store on every call that needs it
-(`refresh`), so that one forgotten, or answered anew, on one worker is not served by
-another.
+built (a plain resolver's, of a type the store can hold: `sharing`) instead of building
+its own; the store (`mcp_resolve.redis.RedisUserValues`) seals each value with the key
+ring. A value that comes from an answer is read again from the store on every call that
+needs it (`refresh`), so that one forgotten, or answered anew, on one worker is not served
+by another, nor what this process built from it and keeps alone.
 """
 
 from __future__ import annotations
@@ -55,22 +54,30 @@ from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 from ..analysis.graph import Graph
-from ..analysis.nodes import ASYNC, SYNC, Node
+from ..analysis.nodes import Node
 from ..analysis.scopes import answer_bound
 from ..client_requests import QUESTION_CLASSES
 from ..errors import ResolutionError
 from ..user import User
 from .app_scope import AppScope, Fail
 from .cleanup import ExitStack
-from .shared_values import UNREAD, SharedValues, load, save, shared_values, use_shared_values
+from .fresh_questions import enter_epoch
+from .shared_values import (
+    SHARED_KINDS,
+    UNREAD,
+    SharedValues,
+    load,
+    save,
+    shared_values,
+    sharing,
+    use_shared_values,
+)
 
 logger = logging.getLogger("mcp_resolve")
 
 MAX_USERS = 10_000
 """Users whose values one server process keeps at once (least recently seen dropped first)."""
 _COMPACT_AT_LEAST = 64  # expiry entries below which the heap is never compacted
-SHARED_KINDS = (ASYNC, SYNC)  # the kinds of resolver whose values workers share
-_SHARED = SHARED_KINDS
 
 
 class UserValues(AppScope):
@@ -137,12 +144,14 @@ class UserValues(AppScope):
             stack.push_sync(generator, node.name)
 
     async def _build(self, graph: Graph, node: Node, fail: Fail | None) -> Any:
-        shared = self._users.shared if node.kind in _SHARED else None
+        shared = sharing(self._users.shared, node)
         loaded = None if shared is None else await load(shared, self.user, node)
         if loaded is not None and loaded is not UNREAD:
             value, left = loaded
             self._settle(graph, node, left)
             return value
+        if node.asks is not None:  # its question is a new one after the user forgot it
+            await enter_epoch(self._users, shared, self.user, node)
         value = await super()._build(graph, node, fail)
         if type(value) in QUESTION_CLASSES:  # for the call to ask: nothing is kept
             await self.release([node.app_key])
@@ -162,8 +171,8 @@ class UserValues(AppScope):
             return value
         self._own[key] = value
         left = self._settle(graph, node, node.ttl)
-        shared = self._users.shared
-        if shared is not None and node.kind in _SHARED:
+        shared = sharing(self._users.shared, node)
+        if shared is not None:
             await save(shared, self.user, node, value, left)
         return value
 
@@ -196,8 +205,8 @@ class UserValues(AppScope):
             return
         for node in answered:
             key = node.app_key
-            if key not in self._own:
-                continue
+            if key not in self._own or not shared.shares(node):  # kept in this process:
+                continue  # dropped with the answer it is built from, read again above it
             loaded = await load(shared, self.user, node)
             if loaded is UNREAD or (loaded is not None and _same(loaded[0], self._own[key])):
                 continue
@@ -309,7 +318,7 @@ class UserScope:
         found = self.answered_in.get(graph)
         if found is None:
             bound = answer_bound(graph.nodes)
-            found = tuple(n for n in graph.nodes if n.index in bound and n.kind in _SHARED)
+            found = tuple(n for n in graph.nodes if n.index in bound and n.kind in SHARED_KINDS)
             self.answered_in[graph] = found
         return found
 

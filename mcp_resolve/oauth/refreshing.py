@@ -28,6 +28,7 @@ from typing import Any
 import anyio
 from mcp.server.mcpserver.exceptions import ToolError
 
+from ..state.record_names import RecordName
 from .grants import Refused, Unreachable, refresh
 from .provider import OAuthProvider
 from .tokens import Record, Vault
@@ -48,8 +49,10 @@ class Refresher:
         self._locks: weakref.WeakValueDictionary[str, anyio.Lock] = weakref.WeakValueDictionary()
 
     @contextlib.asynccontextmanager
-    async def exclusive(self, key: str) -> AsyncIterator[None]:
-        """Hold the key: in this process, then across workers when the store can lock."""
+    async def exclusive(self, name: RecordName) -> AsyncIterator[None]:
+        """Hold the record: in this process, then across workers when the store can lock
+        (under the name it is written under: the ring's first key's)."""
+        key = name.current
         lock = self._locks.get(key)
         if lock is None:
             lock = self._locks[key] = anyio.Lock()
@@ -61,7 +64,7 @@ class Refresher:
             async with shared(key, self.deadline):
                 yield
 
-    async def renewed(self, provider: OAuthProvider, key: str) -> Record | None:
+    async def renewed(self, provider: OAuthProvider, key: RecordName) -> Record | None:
         """The user's token, valid now: refreshed under the lock unless another worker did
         it first; None when the user must connect again."""
         try:
@@ -77,7 +80,7 @@ class Refresher:
                 "refresh held it too long); try again"
             ) from exc
 
-    async def refused(self, provider: OAuthProvider, key: str, access_token: str) -> None:
+    async def refused(self, provider: OAuthProvider, key: RecordName, access_token: str) -> None:
         """The provider refused `access_token`: renew the stored token when it is still that
         one (and has a refresh token), else drop it; a token stored since is left alone."""
         async with self.exclusive(key):
@@ -99,7 +102,7 @@ class Refresher:
                 ) from exc
             await self._vault.save(key, renewed)
 
-    async def _renew(self, provider: OAuthProvider, key: str) -> Record | None:
+    async def _renew(self, provider: OAuthProvider, key: RecordName) -> Record | None:
         for _ in range(MAX_RENEWALS):
             current = await self._vault.load(key)
             if current is None:

@@ -6,7 +6,9 @@ clear. The record (access token, refresh token, expiry, granted scopes) is seale
 the key ring (AES-256-GCM, `StateSealer`) and bound to that key: a record moved under
 another user's key, or sealed with other keys, does not open, and the user is asked to
 connect again. The same sealing holds in memory and in Redis, so a store's contents
-are never a token in clear, wherever they are kept.
+are never a token in clear, wherever they are kept. A rotation of the ring keeps the
+records: each is looked for under its name by every key of the ring, and one found
+under an older key's name moves under the first key's (`state/record_names.py`).
 
 The pending consents are kept the same way (`pending.py`).
 """
@@ -22,6 +24,7 @@ from typing import Protocol
 from ..errors import ResolveAgain
 from ..pages.memory_records import MemoryRecordStore
 from ..state.keys import KeyRing
+from ..state.record_names import RecordName, forget_every, moved, newest, record_name
 from ..state.seal import Binding, InvalidState, StateSealer
 from ..user import User
 
@@ -158,9 +161,9 @@ class Vault:
         self._sealer = StateSealer(keys, ttl=TOKEN_MAX_AGE, audience=audience, now=now)
         self._now = now
 
-    def user_key(self, user: User, provider: str) -> str:
+    def user_key(self, user: User, provider: str) -> RecordName:
         who = json.dumps(["token", user.subject, user.issuer, provider], separators=(",", ":"))
-        return "token:" + self._names.sign(who.encode("utf-8"))[:32]
+        return record_name(self._names, who.encode("utf-8"), "token:")
 
     def name(self, *parts: str) -> str:
         """A store key for `parts` that names nobody (an HMAC under the key ring)."""
@@ -176,22 +179,28 @@ class Vault:
         except (InvalidState, ValueError):
             return None
 
-    async def load(self, key: str) -> Record | None:
-        sealed = await self.store.get(key)
-        if sealed is None:
+    async def load(self, key: RecordName) -> Record | None:
+        """The user's record, found under the name of any key of the ring (moved under the
+        first key's when found under an older one), or None."""
+        found = await newest(self.store, key)
+        if found is None:
             return None
+        where, sealed = found
         try:
-            return Record.loads(self._sealer.unseal(sealed, binding=_bound(key)))
+            record = Record.loads(self._sealer.unseal(sealed, binding=_bound(where)))
         except (InvalidState, ValueError, TypeError):
             return None  # altered, moved or sealed with other keys: connect again
+        if where != key.current:
+            text = self._sealer.seal(record.dumps(), binding=_bound(key.current))
+            await moved(self.store, key, where, text, TOKEN_MAX_AGE)
+        return record
 
-    async def save(self, key: str, record: Record) -> None:
-        await self.store.put(
-            key, self._sealer.seal(record.dumps(), binding=_bound(key)), TOKEN_MAX_AGE
-        )
+    async def save(self, key: RecordName, record: Record) -> None:
+        sealed = self._sealer.seal(record.dumps(), binding=_bound(key.current))
+        await self.store.put(key.current, sealed, TOKEN_MAX_AGE)
 
-    async def forget(self, key: str) -> None:
-        await self.store.delete(key)
+    async def forget(self, key: RecordName) -> None:
+        await forget_every(self.store, key)
 
 
 def _number(value: object) -> float | None:

@@ -8,7 +8,9 @@ The payload holds only opaque values, never personal data or a credential:
   and, for a page that confirms (`Pages.ask`), the question's digest (so the same
   question to the same user has the same id on every round of a call, what the page
   records is found again by the resolver from the same four, and a changed question is
-  another question, with a consent of its own);
+  another question, with a consent of its own); a question a user-scoped value asks
+  also carries that value's epoch, renewed when its user forgets it, so that the
+  question asked again after that is a new one (`engine.fresh_questions`);
 - `d`, the question's digest (of its message): a reworded question has another link;
 - `m`, the question's message, encrypted under the key ring (`FixedCipher`, bound to the
   id, the user's tag, the audience and the kind of page), so that the page shows the
@@ -81,10 +83,12 @@ class Signer:
             return ""
         return self._users.sign(canonical([user.subject, user.issuer]))[:22]
 
-    def elicitation_id(self, user_tag: str, ref: str, digest: str = "") -> str:
+    def elicitation_id(self, user_tag: str, ref: str, digest: str = "", epoch: str = "") -> str:
         """The id of the page question one user is asked under the author's `ref` (and,
-        given the question's `digest`, that question alone)."""
+        given the question's `digest`, that question alone; given the `epoch` of the
+        user-scoped value that asks, since its user last forgot it)."""
         parts = [user_tag, self._audience, ref] + ([digest] if digest else [])
+        parts += [f"epoch:{epoch}"] if epoch else []
         made = self._ids.sign(canonical(parts))
         return f"page-{made[:32]}"
 

@@ -21,6 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 from starlette.routing import Route
 
+from ..engine.fresh_questions import question_epoch
 from ..markers import LINK_IN_ERROR, ElicitURL
 from ..protocol.signed_in import signed_in_user
 from ..seconds import seconds
@@ -223,7 +224,8 @@ class Pages:
         """The elicitation id of `ref` (and of the question of `question_digest`, when
         given) for the signed-in user, and the user's tag."""
         tag = self._user_tag(ref)
-        return self._signer.elicitation_id(tag, ref, question_digest), tag
+        epoch = question_epoch()  # asked by a user-scoped value its user forgot: a new id
+        return self._signer.elicitation_id(tag, ref, question_digest, epoch), tag
 
     def _user_tag(self, ref: str) -> str:
         user = signed_in_user()

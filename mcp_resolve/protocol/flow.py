@@ -171,7 +171,7 @@ class ToolFlow:
             if closing is not None:
                 await self.leave(resolution, closing)
             if isinstance(exc, ResolveAgain):  # the body found a value refused: once more
-                await resolve_again(conn, exc, self.tool)
+                await resolve_again(conn, exc, self.tool, resolution)
                 return await self._legacy(conn, arguments, body)
             raise
         closing = resolution.closing(None)
@@ -193,7 +193,7 @@ class ToolFlow:
                 logger.info("Tool %r: request state ignored (%s); asking again", self.tool, exc)
             if self.once is not None and not conn.again:  # claimed once, by the first run
                 await self.once.claim(state, conn.request_context, opened.expires_at)
-        if self.recording:
+        if self.recording and not conn.again:  # a second run keeps them (`resolve_again`)
             conn.records = CallRecords.of(state, conn.call_id)
         proxy, trace = PROXY, None  # `start_call` only when a span may record (see PROXY)
         if proxy is not None and (proxy._real_tracer or OTEL._TRACER_PROVIDER) is not None:
@@ -274,7 +274,7 @@ class ToolFlow:
             if closing is not None:
                 await self.leave(resolution, closing)
             if isinstance(exc, ResolveAgain):
-                await resolve_again(conn, exc, self.tool)
+                await resolve_again(conn, exc, self.tool, resolution)
                 return await self.modern(conn, arguments, body)
             raise
         if trace is not None or resolution.exits is not None:  # else `closing` has nothing

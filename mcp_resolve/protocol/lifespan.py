@@ -26,6 +26,7 @@ from ..analysis.graph import Graph
 from ..analysis.nodes import callable_name, identity
 from ..engine.app_scope import AppScope
 from ..engine.graph import ResolverGraph
+from ..engine.user_scope import users_of
 from ..errors import InvalidSignature
 from .shared_stores import warn_if_mixed
 
@@ -66,8 +67,11 @@ async def holding_scope(state: Any, graphs: Graphs, server: Any = None) -> Async
     try:
         if entry.users == 1:
             served = list(graphs())
-            warn_if_mixed(server, any(graph.user_scoped for graph in served))
+            user_scoped = any(graph.user_scoped for graph in served)
+            warn_if_mixed(server, user_scoped)
             await entry.scope.start(served)
+            if user_scoped:  # so that forget() knows them before this worker serves them
+                users_of(entry.scope)
         yield entry.scope
     finally:
         entry.users -= 1

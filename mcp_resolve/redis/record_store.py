@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import anyio
 import redis.asyncio as aioredis
@@ -49,6 +49,13 @@ class RedisRecordStore:
         with self.asking():
             raw = await self.redis.get(self.prefix + key)
         return _text(raw)
+
+    async def get_many(self, keys: Sequence[str]) -> list[str | None]:
+        """The values of `keys` in one round trip (`MGET`): a record's names by every key
+        of the ring (`state/record_names.py`)."""
+        with self.asking():
+            raw = await self.redis.mget([self.prefix + key for key in keys])
+        return [_text(each) for each in raw]
 
     async def put(self, key: str, value: str, ttl: float, *, owner: str | None = None) -> None:
         """Keep `value` for `ttl` seconds (`owner` is not counted here: bound Redis's

@@ -6,6 +6,11 @@ By the resolver's return annotation, the question it may ask left out: `Elicit[M
 writes `SecretStr`, `SecretBytes` and `Secret[...]` as `**********` in JSON, which would
 turn a kept API key into stars on the next worker; here their values are written, for
 the store to seal at once, and read back into the same secret types.
+
+A type with no JSON form (a client object, a connection) has no `ValueJson`: `of` says
+so once, when the store first meets the resolver, so the store never tries, fails and
+warns on each call; a value of such a type met under `Any` fails `dump` with one of
+`NO_JSON`.
 """
 
 from __future__ import annotations
@@ -13,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Union, get_args, get_origin
 
-from pydantic import Secret, SecretBytes, SecretStr, TypeAdapter
-from pydantic_core import to_json
+from pydantic import PydanticSchemaGenerationError, Secret, SecretBytes, SecretStr, TypeAdapter
+from pydantic_core import PydanticSerializationError, to_json
 
 from ..analysis.edges import union_members
 from ..analysis.nodes import type_hints
@@ -23,6 +28,8 @@ from ..markers import Elicit, ElicitURL
 
 _SECRETS = (SecretStr, SecretBytes, Secret)
 _ASKED_ELSEWHERE = (ElicitURL, Sample, ListRoots)
+NO_JSON = (PydanticSerializationError, PydanticSchemaGenerationError)
+"""What building or using a `ValueJson` raises for a type with no JSON form."""
 
 
 class ValueJson:
@@ -32,6 +39,14 @@ class ValueJson:
 
     def __init__(self, fn: Callable[..., Any]) -> None:
         self._adapter: TypeAdapter[Any] = TypeAdapter(kept_type(type_hints(fn).get("return")))
+
+    @classmethod
+    def of(cls, fn: Callable[..., Any]) -> ValueJson | None:
+        """`fn`'s, or None when its return type has no JSON form."""
+        try:
+            return cls(fn)
+        except NO_JSON:
+            return None
 
     def dump(self, value: Any) -> str:
         """`value` as JSON, its secrets included (for sealing only)."""

@@ -42,7 +42,9 @@ class KeyRing:
     key without trial decryption. To rotate across several workers, in three phases, each
     rolled out everywhere before the next: (1) add the new key *second*, [old, new], so
     every worker can read it while all still seal with the old one; (2) move it first,
-    [new, old]; (3) after one ttl, drop the old key, [new].
+    [new, old], which also moves each stored record under the new key when it is read
+    (`record_names`); (3) drop the old key, [new], once the records worth keeping were
+    read (docs/security.md, "Rotating a key").
     """
 
     def __init__(self, *secrets: bytes | bytearray | str) -> None:
@@ -146,6 +148,16 @@ class Authenticator:
         """The tag of `message`: 43 characters of base64url, without `.` or padding."""
         tag = hmac.new(self._keys[0], message, hashlib.sha256).digest()
         return base64.urlsafe_b64encode(tag).rstrip(b"=").decode("ascii")
+
+    def tags(self, message: bytes) -> tuple[str, ...]:
+        """`message`'s tag under each key of the ring, the first key's first: the names a
+        record stored under its tag has had since each key joined (`record_names`)."""
+        return tuple(
+            base64.urlsafe_b64encode(hmac.new(key, message, hashlib.sha256).digest())
+            .rstrip(b"=")
+            .decode("ascii")
+            for key in self._keys
+        )
 
     def verify(self, message: bytes, tag: str) -> bool:
         """Whether `tag` is `message`'s under any key of the ring (in constant time)."""

@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from support.browser import chromium
 from support.held_workers import KEYS, worker
 from support.load_balancer import free_port, haproxy
+from support.mcp_http import mcp_http
 from support.passkey_browser import add_passkey, approve, authenticator, sign_in
 from support.redis_server import RedisServer
 
@@ -56,7 +57,7 @@ async def test_a_passkey_added_and_an_approval_given_across_workers_complete_the
         await add_passkey(browser, base)
         results: list[types.CallToolResult] = []
         async with (
-            httpx2.AsyncClient(headers={"Authorization": "Bearer alice"}) as http,
+            mcp_http(headers={"Authorization": "Bearer alice"}) as http,
             Client(
                 streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http),
                 mode=mode,

@@ -30,6 +30,7 @@ from mcp.client.streamable_http import streamable_http_client
 from support.auth_server import CLIENT_ID, CLIENT_SECRET, consent, running_auth_server
 from support.connector_site import connector_site
 from support.held_workers import KEYS, worker
+from support.mcp_http import mcp_http
 from support.oauth_site import mcp_client
 from support.redis_server import RedisServer
 from support.trust_kit import KEY, MODES
@@ -59,7 +60,7 @@ async def connect_through(base: str, user: str, keys: str) -> None:
     cookie = SignedInCookie(KeyRing(keys), secure=False).value(User(user))
     results: list[types.CallToolResult] = []
     async with (
-        httpx2.AsyncClient(headers={"Authorization": f"Bearer {user}"}) as http,
+        mcp_http(headers={"Authorization": f"Bearer {user}"}) as http,
         Client(
             streamable_http_client(f"{base}/mcp", http_client=http),
             mode="legacy",
@@ -106,7 +107,7 @@ async def test_four_workers_refreshing_rotated_tokens_never_ask_a_user_to_connec
 
         async def keep_calling(base: str, user: str, until: float) -> None:
             async with (
-                httpx2.AsyncClient(headers={"Authorization": f"Bearer {user}"}) as http,
+                mcp_http(headers={"Authorization": f"Bearer {user}"}) as http,
                 Client(
                     streamable_http_client(f"{base}/mcp", http_client=http),
                     mode=MODES[len(calls) % 2],

@@ -16,6 +16,7 @@ import redis
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from support.held_workers import KEYS, worker
+from support.mcp_http import mcp_http
 from support.oidc_provider import consent, running_provider
 from support.redis_server import RedisServer
 
@@ -38,7 +39,7 @@ async def call(base: str, mode: str, links: list[str], answer: str = "accept") -
         return types.ElicitResult(action=answer)  # type: ignore[arg-type]
 
     async with (
-        httpx2.AsyncClient(headers={"Authorization": "Bearer alice"}) as http,
+        mcp_http(headers={"Authorization": "Bearer alice"}) as http,
         Client(
             streamable_http_client(f"{base}/mcp", http_client=http),
             mode=mode,

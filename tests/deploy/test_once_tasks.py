@@ -96,6 +96,22 @@ async def test_the_state_a_task_keeps_between_legs_does_not_show_the_record() ->
         await task.cancel()
 
 
+async def test_a_leg_that_resolves_again_does_not_run_a_recorded_resolver_again() -> None:
+    """`reserve` ran in the leg whose body found its token refused; the leg's second run
+    settles it from the record that run made, with the task's key."""
+    once_server.REFUSED.clear()
+    async with Client(once_server.app, elicitation_handler=by_hand) as client:
+        task = await call_tool_task(client, "order_refused", {"item": "chairs"})
+        await answer(client, task, {"n": 2})
+        done = await task.wait(timeout=30)
+    assert done.status == "completed", done
+    ((key, runs),) = once_server.RUNS.items()
+    assert len(runs) == 1
+    assert key == idempotency_key(task.task_id, key_of(once_server.order_refused, "reserve"))
+    (text,) = [c["text"] for c in (done.result or {})["content"]]
+    assert text == once_server.REFUSED[0] == once_server.MADE[key]
+
+
 async def asks(context: Any, params: Any) -> types.ElicitResult:
     content = {"n": 2} if "How many" in params.message else {"ok": True}
     return types.ElicitResult(action="accept", content=content)

@@ -17,6 +17,7 @@ import redis
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from support.held_workers import KEYS, worker
+from support.mcp_http import mcp_http
 from support.redis_server import RedisServer
 
 from mcp_resolve import User
@@ -44,7 +45,7 @@ async def test_a_page_finished_on_another_worker_completes_the_waiting_call(
         first, second = (stack.enter_context(worker(env, app="pages_app:app")) for _ in "12")
         results: list[types.CallToolResult] = []
         async with (
-            httpx2.AsyncClient(headers={"Authorization": "Bearer alice"}) as http,
+            mcp_http(headers={"Authorization": "Bearer alice"}) as http,
             Client(
                 streamable_http_client(f"{first}/mcp", http_client=http),
                 mode=mode,
@@ -90,7 +91,7 @@ async def test_a_secret_form_submitted_on_another_worker_reaches_the_waiting_cal
         first, second = (stack.enter_context(worker(env, app="pages_app:app")) for _ in "12")
         results: list[types.CallToolResult] = []
         async with (
-            httpx2.AsyncClient(headers={"Authorization": "Bearer alice"}) as http,
+            mcp_http(headers={"Authorization": "Bearer alice"}) as http,
             Client(
                 streamable_http_client(f"{first}/mcp", http_client=http),
                 mode=mode,

@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from pydantic import BaseModel, SecretStr
 from support import held_workers
 from support.held_workers import KEYS, worker
+from support.mcp_http import mcp_http
 from support.oidc_provider import consent, running_provider
 from support.redis_server import RedisServer
 
@@ -59,7 +60,7 @@ async def call(base: str, tool: str, links: list[str], **arguments: str) -> type
         return types.ElicitResult(action="accept")
 
     async with (
-        httpx2.AsyncClient(headers={"Authorization": "Bearer alice"}) as http,
+        mcp_http(headers={"Authorization": "Bearer alice"}) as http,
         Client(
             streamable_http_client(f"{base}/mcp", http_client=http),
             mode="2026-07-28",

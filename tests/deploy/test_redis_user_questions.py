@@ -2,8 +2,10 @@
 `Client` over Streamable HTTP under MCP authorization, both generations
 (tests/support/user_workers.py). A user answered on one worker is not asked on the other;
 a 2026-07-28 call asked on one worker and answered on the other keeps the answer; a value
-forgotten on one worker is asked again on the other, which held it; Redis holds neither
-the user nor the answer in the clear."""
+forgotten on one worker is asked again on the other, which held it, and an API key typed
+on the server's page and forgotten there is asked anew, the new key kept (never the old
+answer, which the page still holds); Redis holds neither the user nor the answer in the
+clear."""
 
 from __future__ import annotations
 
@@ -24,6 +26,10 @@ from support import tasks_processes
 from support.redis_server import RedisServer
 from support.trust_kit import MODERN, call
 
+from mcp_resolve import User
+from mcp_resolve.pages import SignedInCookie
+from mcp_resolve.seal import KeyRing
+
 pytestmark = pytest.mark.anyio
 
 WORKER = tasks_processes.ROOT / "tests" / "support" / "user_workers.py"
@@ -32,11 +38,15 @@ KEYS = "user-workers-" + "u" * 32
 
 @contextlib.contextmanager
 def two_workers(redis: RedisServer) -> Iterator[list[str]]:
-    env = {"MCP_RESOLVE_STATE_KEYS": KEYS, "MCP_RESOLVE_REDIS_URL": redis.url}
+    ports = [tasks_processes.free_port(), tasks_processes.free_port()]
+    env = {
+        "MCP_RESOLVE_STATE_KEYS": KEYS,
+        "MCP_RESOLVE_REDIS_URL": redis.url,
+        "PAGES_BASE": f"http://127.0.0.1:{ports[0]}",  # the links name one origin
+    }
     started, urls = [], []
     try:
-        for _ in range(2):
-            port = tasks_processes.free_port()
+        for port in ports:
             process = tasks_processes.Process(
                 [tasks_processes.sys.executable, str(WORKER), f"127.0.0.1:{port}"], env
             )
@@ -78,6 +88,31 @@ async def client(url: str, user: str, mode: str, person: Any = None) -> Any:
                 yield connected
 
 
+class Typist:
+    """A user at their client who opens each page link in their own browser (signed in)
+    on the worker `on`, and types the next of `typed` there."""
+
+    def __init__(self, user: str, on: str, *typed: str) -> None:
+        cookie = SignedInCookie(KeyRing(KEYS), secure=False)
+        self.cookies = {cookie.name: cookie.value(User(user))}
+        self.on = on.removesuffix("/mcp")
+        self.typed = list(typed)
+        self.asked: list[str] = []
+
+    async def __call__(self, context: Any, params: Any) -> types.ElicitResult:
+        assert isinstance(params, types.ElicitRequestURLParams)
+        self.asked.append(params.message)
+        origin, _, path = params.url.partition("/mcp-resolve/")
+        async with httpx2.AsyncClient(base_url=self.on, cookies=self.cookies) as browser:
+            page = await browser.get(f"/mcp-resolve/{path}")
+            csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
+            assert csrf is not None, page.text
+            form = {"csrf": csrf.group(1), "api_key": self.typed.pop(0)}
+            done = await browser.post(f"/mcp-resolve/{path}", data=form, headers={"Origin": origin})
+        assert done.status_code == 200, done.text
+        return types.ElicitResult(action="accept")
+
+
 async def text(url: str, user: str, mode: str, person: Person, tool: str = "my_workspace") -> str:
     async with client(url, user, mode, person) as connected:
         result = await connected.call_tool(tool, {})
@@ -110,6 +145,21 @@ async def test_answered_on_one_worker_not_asked_on_the_other_until_forgotten_the
         for clear in (b"alice", b"bob", b"acme", b"beta", b"workspace"):
             assert clear not in key.lower()
             assert clear not in value.lower()
+
+
+@pytest.mark.parametrize("mode", ["legacy", MODERN])
+async def test_a_key_typed_on_the_page_forgotten_on_one_worker_is_asked_anew_on_the_other(
+    redis_server: RedisServer, mode: str
+) -> None:
+    with two_workers(redis_server) as (one, two):
+        alice = Typist("alice", two, "key-of-alice-1111", "key-of-alice-2222")
+        assert await text(one, "alice", mode, alice, "my_key") == "1111"  # typed on two
+        assert await text(two, "alice", mode, alice, "change_key") == "alice: forgot=True"
+        # Minutes later, while the page still keeps the first answer: asked again, on one
+        assert await text(one, "alice", mode, alice, "my_key") == "2222"
+        assert await text(two, "alice", mode, alice, "my_key") == "2222"
+        assert await text(one, "alice", mode, alice, "my_key") == "2222"
+    assert alice.asked == ["Type your API key on this server's page"] * 2
 
 
 async def test_a_round_asked_on_one_worker_and_answered_on_the_other_keeps_the_answer(

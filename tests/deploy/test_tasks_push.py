@@ -20,6 +20,7 @@ from fastmcp import Client, FastMCP
 from fastmcp_tasks.client import call_tool_task
 from fastmcp_tasks.input_store import mark_cancelled
 from mcp.shared.exceptions import MCPError
+from redis.exceptions import ResponseError
 from support import tasks_processes, tasks_server
 from support.redis_server import RedisServer
 from support.task_listener import Listening, listen
@@ -30,7 +31,7 @@ from mcp_resolve import Resolve
 from mcp_resolve.fastmcp import resolved
 from mcp_resolve.hosts.tasks import push
 from mcp_resolve.hosts.tasks.push import DEFAULT_MAX_LISTENERS_PER_OWNER
-from mcp_resolve.hosts.tasks.task_changes import Changes
+from mcp_resolve.hosts.tasks.task_changes import BROKEN, Changes
 from mcp_resolve.tasks import ResolvingTasks
 
 pytestmark = pytest.mark.anyio
@@ -322,3 +323,104 @@ async def test_a_listen_while_redis_is_down_is_refused_saying_so(
     finally:
         front.stop()
     assert refused.value.error.message == push.UNAVAILABLE
+    assert refused.value.error.code == push.STORE_UNAVAILABLE  # not -32603, an internal error
+
+
+# -- a failover: Redis answers, but that it cannot serve for now ---------------------------
+
+
+async def cut_off(redis: Any) -> None:
+    """Make `redis` what a failover leaves behind: a replica of a primary it cannot reach,
+    which answers reads `MASTERDOWN` (`replica-serve-stale-data no`) and writes `READONLY`;
+    its data stays (nothing to sync from)."""
+    await redis.config_set("replica-serve-stale-data", "no")
+    await redis.replicaof("127.0.0.1", str(tasks_processes.free_port()))
+
+
+async def restored(redis: Any) -> None:
+    await redis.replicaof("NO", "ONE")
+    await redis.config_set("replica-serve-stale-data", "yes")
+
+
+async def test_a_failover_s_answers_are_hiccups_to_a_stream(redis_server: RedisServer) -> None:
+    """MASTERDOWN (a read) and READONLY (a write) from a real Redis are what a stream rides
+    out; a wrong type, which waiting does not mend, is not."""
+    redis = aioredis.from_url(redis_server.url)
+    answers: list[ResponseError] = []
+    try:
+        await redis.set("a", "1")
+        await cut_off(redis)
+        for command in (redis.get("a"), redis.set("a", "2")):
+            with pytest.raises(ResponseError) as refused:
+                await command
+            answers.append(refused.value)
+        await restored(redis)
+        with pytest.raises(ResponseError) as wrong:
+            await redis.hget("a", "f")
+    finally:
+        await redis.aclose()
+    down, read_only = answers
+    assert [down.status_code, read_only.status_code] == ["MASTERDOWN", "READONLY"]
+    assert isinstance(down, BROKEN)
+    assert isinstance(read_only, BROKEN)
+    assert wrong.value.status_code == "WRONGTYPE"
+    assert not isinstance(wrong.value, BROKEN)
+
+
+async def test_a_listen_while_redis_fails_over_is_refused_saying_so(
+    redis_server: RedisServer,
+) -> None:
+    env = tasks_processes.environment(redis_server.url, "tasks-" + uuid.uuid4().hex[:8])
+    front, url = tasks_processes.front(env)
+    redis = aioredis.from_url(redis_server.url)
+    try:
+        async with Client(url) as client:
+            await cut_off(redis)
+            with pytest.raises(MCPError) as refused:
+                await listen(client, [str(uuid.uuid4())])
+            await restored(redis)
+    finally:
+        await redis.aclose()
+        front.stop()
+    assert refused.value.error.message == push.UNAVAILABLE
+    assert refused.value.error.code == push.STORE_UNAVAILABLE
+
+
+async def test_an_open_stream_rides_out_a_failover_and_pushes_what_changed_after_it(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """The stream reads its task every 0.2 s (its safety net, brought near) while Redis
+    answers MASTERDOWN; each read fails, and the stream stays open: once Redis serves
+    again, the task's cancellation is pushed."""
+    env = tasks_processes.environment(
+        redis_server.url, "tasks-" + uuid.uuid4().hex[:8], TASKS_TEST_RECHECK="0.2"
+    )
+    front, url = tasks_processes.front(env)
+    worker = tasks_processes.worker(env, 4)
+    redis = aioredis.from_url(redis_server.url)
+    listening = Listening()
+    try:
+        async with Client(url, extensions=[listening], elicitation_handler=approve) as client:
+            task = await call_tool_task(client, "deploy", {"env": "prod"})
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(listen, client, [task.task_id])
+                await listening.status(task.task_id, "input_required")
+                failed = await _masterdowns(redis)
+                await cut_off(redis)
+                with anyio.fail_after(30):  # the front's reads met it (the worker's too)
+                    while await _masterdowns(redis) < failed + 5:
+                        await anyio.sleep(0.05)
+                await anyio.sleep(1)  # several of the stream's rechecks, all refused
+                await restored(redis)
+                await task.cancel()
+                await listening.status(task.task_id, "cancelled", timeout=30)
+    finally:
+        await redis.aclose()
+        worker.stop()
+        front.stop()
+
+
+async def _masterdowns(redis: Any) -> int:
+    """How many commands Redis answered MASTERDOWN so far (`INFO errorstats`)."""
+    stats = await redis.info("errorstats")
+    return int(stats.get("errorstat_MASTERDOWN", {}).get("count", 0))

@@ -36,6 +36,7 @@ from support.trust_kit import (
 from support.trust_kit import call as round_of
 
 from mcp_resolve import Elicit, ElicitURL, IdempotencyKey, InvalidSignature, Resolve
+from mcp_resolve.errors import ResolveAgain
 from mcp_resolve.lowlevel import ResolvedTools
 from mcp_resolve.mcp import ResolvingMCPServer, resolved
 from mcp_resolve.protocol import completion
@@ -99,19 +100,19 @@ async def pay_every_round(
     return receipt.id
 
 
-def served(host: str) -> Served:
+def served(host: str, tool: Any = pay) -> Served:
     if host != "resolving":
-        return serve(host, pay)
+        return serve(host, tool)
     # `ResolvingMCPServer` wraps a plain function registered with its own `tool()`.
     security = RequestStateSecurity(keys=[KEY])
     server = ResolvingMCPServer("trust", request_state_security=security)
-    server.tool()(pay)
+    server.tool()(tool)
     return Served(host, server, lambda: server.streamable_http_app(host="127.0.0.1"))
 
 
 @contextlib.asynccontextmanager
-async def client_of(host: str, mode: str = MODERN) -> AsyncIterator[Any]:
-    async with connect(served(host), mode) as client:
+async def client_of(host: str, mode: str = MODERN, tool: Any = pay) -> AsyncIterator[Any]:
+    async with connect(served(host, tool), mode) as client:
         yield client
 
 
@@ -238,6 +239,58 @@ async def test_without_once_a_resolver_between_two_questions_runs_on_each_later_
         await client.call_tool("pay_every_round", {"amount": 5})
     assert len(KEYS) == 2
     assert KEYS[0] == KEYS[1]
+
+
+# -- a body that finds a value refused runs the call again: the same call, records kept ----
+
+REFUSED: list[str] = []  # the receipt the refused run of the body was given
+NOTIFIED: list[str] = []  # the key of each run of `notify`, recorded by nobody
+
+
+async def charge_now(amount: int, key: IdempotencyKey) -> Receipt:
+    KEYS.append(key)
+    return Receipt(id=f"receipt-{secrets.token_hex(8)}", amount=amount)
+
+
+async def notify(amount: int, key: IdempotencyKey) -> str:
+    NOTIFIED.append(key)
+    return "notified"
+
+
+async def wallet(amount: int) -> Ok | Elicit[Ok]:
+    """Given at once; after its token was refused (and forgotten), asks to connect again."""
+    return Elicit("Connect your wallet again?", Ok) if REFUSED else Ok(ok=True)
+
+
+async def pay_now(
+    amount: int,
+    receipt: Annotated[Receipt, Resolve(charge_now, once=True)],
+    notice: Annotated[str, Resolve(notify)],
+    connected: Annotated[Ok, Resolve(wallet)],
+) -> str:
+    if not REFUSED:  # as `raise token.refused()` on a 401
+        REFUSED.append(receipt.id)
+        raise ResolveAgain("The wallet refused the token")
+    return f"{receipt.id} {notice}"
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("host", ALL_HOSTS)
+async def test_a_body_that_resolves_again_does_not_run_a_recorded_resolver_again(
+    host: str, mode: str
+) -> None:
+    """`charge_now` ran in the run the body refused; the second run (which asks, mid-call
+    on legacy, in a round of its own on 2026-07-28) settles it from the record, and the
+    call keeps its identity: `notify`, recorded by nobody, gets the same key every run."""
+    REFUSED.clear()
+    NOTIFIED.clear()
+    async with client_of(host, mode, pay_now) as client:
+        result = await client.call_tool("pay_now", {"amount": 5})
+    assert not result.is_error, result
+    assert result.content[0].text == f"{REFUSED[0]} notified"
+    assert len(KEYS) == 1
+    assert len(NOTIFIED) == (2 if mode == "legacy" else 3)  # again in the answer's round
+    assert len(set(NOTIFIED)) == 1
 
 
 # -- a retry held for a URL step starts the call over: the record holds through the wait ------

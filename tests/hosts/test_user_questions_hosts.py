@@ -111,3 +111,15 @@ async def test_a_decline_keeps_nothing_and_forget_asks_again(host: str, mode: st
         assert forgot == (False, "alice: forgotten")
         assert await ask(mode, "alice", "my_workspace", alice) == (False, "beta")
     assert len(alice.asked) == 3
+
+
+@pytest.mark.parametrize("host", HOSTS)
+async def test_forget_on_a_worker_that_has_not_served_the_value_yet_forgets_nothing(
+    host: str,
+) -> None:
+    # Behind a load balancer, "change my workspace" reaches any worker, most of them fresh.
+    async with serving(host) as ask:
+        assert await ask("legacy", "alice", "change_workspace", User_()) == (
+            False,
+            "alice: nothing kept",
+        )

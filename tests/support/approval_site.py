@@ -18,6 +18,8 @@ in `support.sign_in_site`, and a browser with no user is sent there and back.
 `mcp_client(site, mode, user)` is the user's MCP client over Streamable HTTP, signed in
 with a bearer token (with a provider, a real access token of it), consenting to open
 each page (its URL goes to `site.links`); `site.ran` lists what the tools did.
+`secrets=` is the key ring's (the sealing key first) and `port=` the site's, for the same
+site restarted after a key rotation.
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-import httpx2
 import mcp_types as types
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -45,6 +46,7 @@ from mcp_resolve.seal import KeyRing
 
 from .live_server import serving
 from .load_balancer import free_port
+from .mcp_http import mcp_http
 from .oidc_provider import Provider
 from .sign_in_site import PAGES_CLIENT, ProviderTokens, access_token
 from .trust_kit import AUTH, KEY, Verifier
@@ -114,11 +116,13 @@ async def approval_site(
     store: ApprovalStore | None = None,
     ceremony_timeout: float = 60.0,
     provider: Provider | None = None,
+    secrets: tuple[str, ...] = (KEY,),
+    port: int | None = None,
     **options: Any,
 ) -> AsyncIterator[ApprovalSite]:
-    port = free_port()
+    port = port or free_port()
     base = f"http://localhost:{port}"
-    keys = KeyRing(KEY)
+    keys = KeyRing(*secrets)
     signed_in = SignedInCookie(keys, secure=False)
     if provider is None:
         options["browser"] = signed_in
@@ -136,7 +140,7 @@ async def approval_site(
         "approvals",
         auth=AUTH,
         token_verifier=Verifier() if provider is None else ProviderTokens(provider),
-        request_state_security=RequestStateSecurity(keys=[KEY]),
+        request_state_security=RequestStateSecurity(keys=list(secrets)),
     )
     for tool in (delete_repository, transfer, quick_delete, bound_delete):
         server.tool()(resolved(tool))
@@ -166,7 +170,7 @@ async def mcp_client(
         return types.ElicitResult(action=answer)  # type: ignore[arg-type]
 
     token = user if site.provider is None else await access_token(site.provider, user)
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+    async with mcp_http(headers={"Authorization": f"Bearer {token}"}) as http:
         transport = streamable_http_client(site.mcp_url, http_client=http)
         asks = callback if answer is not None else None
         async with Client(transport, mode=mode, elicitation_callback=asks) as client:

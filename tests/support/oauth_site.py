@@ -27,6 +27,7 @@ from mcp_resolve.pages import SignedInCookie
 from mcp_resolve.seal import KeyRing
 from support.live_server import serving
 from support.load_balancer import free_port
+from support.mcp_http import mcp_http
 from support.oidc_provider import Provider, consent
 from support.trust_kit import AUTH, KEY, Clock, Verifier, serve
 
@@ -169,7 +170,7 @@ async def mcp_client(
         site.links.append(params.url)
         return types.ElicitResult(action=answer)  # type: ignore[arg-type]
 
-    async with httpx2.AsyncClient(
+    async with mcp_http(
         headers={"Authorization": f"Bearer {user}"}, transport=wire or httpx2.AsyncHTTPTransport()
     ) as http:
         transport = streamable_http_client(f"{site.base}/mcp", http_client=http)

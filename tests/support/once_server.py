@@ -33,6 +33,7 @@ from mcp.server.request_state import RequestStateSecurity
 from pydantic import BaseModel
 
 from mcp_resolve import Elicit, IdempotencyKey, Resolve
+from mcp_resolve.errors import ResolveAgain
 from mcp_resolve.fastmcp import resolved
 from mcp_resolve.tasks import ResolvingTasks, asks_first
 
@@ -107,6 +108,20 @@ async def order(
 ) -> str:
     """Reserve `item`s after asking how many, then confirm."""
     return f"{r.id} {'confirmed' if ok.ok else 'released'}"
+
+
+REFUSED: list[str] = []  # in process: the reservation the refused run of a body was given
+
+
+@app.tool(task=TASK)
+@resolved(state_ttl=3600)
+async def order_refused(item: str, r: Annotated[Reservation, Resolve(reserve, once=True)]) -> str:
+    """Reserves in the leg that runs the body, whose token is then refused once (as `raise
+    token.refused()` on a 401): the leg resolves again, in the same call."""
+    if not REFUSED:
+        REFUSED.append(r.id)
+        raise ResolveAgain("The reservation service refused the token")
+    return r.id
 
 
 async def reserve_every_round(

@@ -38,6 +38,7 @@ from mcp_resolve.seal import KeyRing
 
 from .live_server import serving
 from .load_balancer import free_port
+from .mcp_http import mcp_http
 from .trust_kit import AUTH, KEY, Clock, Verifier, serve
 
 TTL = 60.0
@@ -204,7 +205,7 @@ async def mcp_client(
         site.links.append(params.url)
         return types.ElicitResult(action=answer)  # type: ignore[arg-type]
 
-    async with httpx2.AsyncClient(
+    async with mcp_http(
         headers={"Authorization": f"Bearer {user}"}, transport=Recording(site.wire)
     ) as http:
         transport = streamable_http_client(f"{site.base}/mcp", http_client=http)

@@ -45,6 +45,7 @@ from mcp_resolve.pages.openid import OpenIDConnect
 from mcp_resolve.seal import KeyRing
 from support.live_server import serving
 from support.load_balancer import free_port
+from support.mcp_http import mcp_http
 from support.oidc_provider import Provider
 from support.trust_kit import KEY, Clock
 
@@ -237,7 +238,7 @@ async def mcp_client(
         return types.ElicitResult(action=answer)  # type: ignore[arg-type]
 
     token = await access_token(site.provider, sub)
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+    async with mcp_http(headers={"Authorization": f"Bearer {token}"}) as http:
         transport = streamable_http_client(f"{site.base}/mcp", http_client=http)
         async with Client(transport, mode=mode, elicitation_callback=callback) as client:
             yield client

@@ -92,11 +92,19 @@ def test_serve_names_the_example_servers_there_are(capsys: pytest.CaptureFixture
     assert "'warehouse'" in err
 
 
-def test_the_demo_shows_accounts_a_token_by_oauth_and_a_key_on_a_page(out: str) -> None:
+def test_the_demo_shows_the_connector_sign_in_oauth_a_key_on_a_page_and_a_payment(
+    out: str,
+) -> None:
     # Over HTTP whatever the client's transport, on both generations: a local OpenID
-    # provider, the user's browser consenting there, then entering a key on the server's page.
-    connect = (
-        "    ? Connect your Issue Tracker account in your browser\n"
+    # provider issues the MCP token and signs the browser in; the user answers the workspace
+    # once, consents at the tracker, enters a key on the connector's page, confirms a
+    # purchase and the payment provider's signed webhook ends the wait.
+    signed_in = (
+        "    (alice signed in to her MCP client at the provider, which issued its access token;"
+        " her browser is not signed in)\n  my_issues()\n"
+        "    ? Which workspace should the tracker tools use?\n"
+        "    > accept {'name': 'acme'}\n"
+        "    ? Connect your Tracker account in your browser\n"
         "      Open this link to continue: http://127.0.0.1:"
     )
     consented = (
@@ -105,21 +113,34 @@ def test_the_demo_shows_accounts_a_token_by_oauth_and_a_key_on_a_page(out: str) 
         " 'Authorize Client'; alice signs in, and it is back at the link)\n"
         "    (the browser: the connect page sends it to the tracker's screen 'Authorize Client')\n"
         "    (at the tracker, alice signs in and consents; the callback answers 200 Connected)\n"
-        "    = #12 alice: the login page is slow; #15 alice: export to CSV\n"
+        "    = acme: #12 alice: the login page is slow; #15 alice: export to CSV\n"
     )
     keyed = (
         "    > accept\n"
         "    (the browser: Notifier API key page; alice enters the key,"
         " the page answers 200 Done)\n"
-        "    = Reminded alice about #12 (sent through the notifier with your key).\n"
+        "    = Reminded you about #12 in acme (notifier key ending 2d5f).\n"
     )
-    signed_in = "    (alice's MCP client holds a token naming her; her browser is not signed in)\n"
-    assert out.count(signed_in + "  my_issues()\n" + connect) == 4
+    bought = (
+        "  buy_seats(seats=2)\n"
+        "    ? Buy 2 seats in acme for 16 EUR a month?\n"
+        "    > accept {'buy': True}\n"
+        "    ? Pay on the payment provider's page\n"
+        "      Open this link to continue: https://pay.example.com/checkout/cs_"
+    )
+    paid = (
+        "    > accept\n"
+        "    (the payment provider reports it: webhook answered 200)\n"
+        "    = Bought 2 seats (payment cs_"
+    )
+    assert out.count(signed_in) == 4
     assert out.count("/mcp-resolve/oauth/connect/") == 4
     assert out.count(consented) == 4
     assert out.count("? Enter your notifier API key on this server's page") == 4
     assert out.count("/mcp-resolve/pages/") == 4
     assert out.count(keyed) == 4
+    assert out.count(bought) == 4
+    assert out.count(paid) == 4
     assert NOTIFIER_KEY not in out
 
 

@@ -36,6 +36,8 @@ from support.passkey_browser import (
 )
 from support.trust_kit import MODERN, MODES
 
+HTTPX_DEFAULT_READ = 5.0  # seconds: what httpx waits for a read unless told otherwise
+
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.browser,
@@ -110,6 +112,26 @@ async def test_a_passkey_approval_lets_the_destructive_call_run(
         await browser.open(link)
         shown = await browser.text()
         assert "Delete repository acme/web" in shown
+        assert not results
+        assert "Approved" in await approve(browser, link)
+    assert getattr(results[0].content[0], "text", "") == "Deleted acme/web, approved by alice."
+    assert site.ran == ["deleted acme/web"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_user_who_takes_longer_than_a_silent_read_allows_still_gets_the_call_run(
+    site: ApprovalSite, browser: Browser, mode: str
+) -> None:
+    """Nothing goes over the call's open response while she decides (the legacy call's
+    stream, the held 2026-07-28 retry): longer than httpx's default read timeout, as a
+    slow browser on a loaded machine takes, and her client still gets the result."""
+    await ready(browser, site)
+    async with waiting_call(site, "delete_repository", {"repo": "acme/web"}, mode) as (
+        link,
+        results,
+    ):
+        await browser.open(link)
+        await anyio.sleep(HTTPX_DEFAULT_READ + 1)
         assert not results
         assert "Approved" in await approve(browser, link)
     assert getattr(results[0].content[0], "text", "") == "Deleted acme/web, approved by alice."

@@ -4,7 +4,7 @@ connect link the SDK's `Client` received over Streamable HTTP, is sent to the Op
 provider's (oidc-provider-mock) sign-in and consent screen, consents there, comes back to
 the callback, and the waiting tool call completes with the user's token, on both
 generations. The token is in no MCP message. Another signed-in user is refused the link.
-And examples/issue_tracker.py, as users run it, in the same browser.
+(examples/connector.py in chromium, as users deploy it: tests/deploy/test_connector.py.)
 
 Marker `browser`: `make test` installs chromium and chromium-driver; missing, these tests
 fail, saying so (they never skip)."""
@@ -12,21 +12,14 @@ fail, saying so (they never skip)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import anyio
-import httpx2
 import mcp_types as types
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from support.browser import Browser
 from support.oauth_site import Recording, Site, mcp_client, oauth_site
 from support.oidc_provider import Provider
 from support.trust_kit import MODES
-
-from mcp_resolve.demo import accounts
-from mcp_resolve.demo.processes import entered_in_thread
 
 pytestmark = [
     pytest.mark.anyio,
@@ -115,59 +108,3 @@ async def test_a_browser_not_signed_in_is_asked_to_sign_in(site: Site, browser: 
     await browser.open(link)
     assert "Sign in first" in await browser.text()
     assert browser.url == link
-
-
-@pytest.mark.parametrize("mode", MODES)
-async def test_the_example_in_a_real_browser_sign_in_consent_and_the_key_page(
-    browser: Browser, mode: str
-) -> None:
-    """examples/issue_tracker.py as users run it (a subprocess, beside a local provider):
-    chromium, not signed in, opens the connect link, is sent to sign in at the provider and
-    back, consents there, enters the notifier key on the server's page; both calls
-    complete, neither secret on the wire."""
-    key = "ntf_live_browser_91c2"
-    wire = Recording()
-    links: list[str] = []
-
-    async def opened(context: object, params: types.ElicitRequestParams) -> types.ElicitResult:
-        assert isinstance(params, types.ElicitRequestURLParams)
-        links.append(params.url)
-        return types.ElicitResult(action="accept")
-
-    async with entered_in_thread(accounts.served("issue_tracker")) as (url, token):
-        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, transport=wire)
-        results: list[types.CallToolResult] = []
-        transport = streamable_http_client(url, http_client=http)
-        async with http, Client(transport, mode=mode, elicitation_callback=opened) as client:
-            for tool, arguments in (("my_issues", {}), ("remind", {"issue": 12})):
-                asked = len(links)
-                async with anyio.create_task_group() as group:
-
-                    async def run(tool: str = tool, arguments: dict[str, Any] = arguments) -> None:
-                        results.append(await client.call_tool(tool, arguments))
-
-                    group.start_soon(run)
-                    with anyio.fail_after(20):
-                        while len(links) == asked:
-                            await anyio.sleep(0.01)
-                    await browser.open(links[-1])
-                    if tool == "my_issues":
-                        await browser.wait_for("Authorize Client")  # first the sign-in
-                        await browser.fill("sub", "alice")
-                        await browser.click("Authorize")
-                        await browser.wait_for("Authorize Client")  # then the consent
-                        await browser.fill("sub", "alice")
-                        await browser.click("Authorize")
-                        await browser.wait_for("Connected")
-                    else:
-                        assert "Notifier API key" in await browser.text()
-                        await browser.fill("api_key", key)
-                        await browser.click("Save")
-                        assert "Done" in await browser.text()
-    texts = [getattr(result.content[0], "text", "") for result in results]
-    assert texts == [
-        "#12 alice: the login page is slow; #15 alice: export to CSV",
-        "Reminded alice about #12 (sent through the notifier with your key).",
-    ]
-    assert key.encode() not in wire.seen
-    assert b"access_token" not in wire.seen

@@ -22,6 +22,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.request_state import RequestStateSecurity
 from support.live_server import serving
 from support.load_balancer import free_port
+from support.mcp_http import mcp_http
 from support.trust_kit import AUTH, KEY, MODES, Clock, Verifier, serve
 
 from mcp_resolve import ElicitURL, Resolve, User
@@ -98,7 +99,7 @@ async def mcp_client(
         site.links.append(params.url)
         return types.ElicitResult(action=answer)  # type: ignore[arg-type]
 
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {user}"}) as http:
+    async with mcp_http(headers={"Authorization": f"Bearer {user}"}) as http:
         transport = streamable_http_client(f"{site.base}/mcp", http_client=http)
         async with Client(transport, mode=mode, elicitation_callback=callback) as client:
             yield client

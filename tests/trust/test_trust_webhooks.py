@@ -91,6 +91,11 @@ REPORTS: dict[tuple[str, str], Report] = {
         state=lambda checkout: list(checkout.recorded()),
         completes="card-o1",
     ),
+    ("connector", "/webhooks/payments"): Report(
+        event=lambda rid, t: {"id": rid, "type": "checkout.paid", "session": "cs_1", "created": t},
+        state=lambda connector: sorted(connector.PAID),
+        completes="checkout-cs_1",
+    ),
     ("release_manager", "/webhooks/signed-off"): Report(
         event=lambda rid, t: {
             "id": rid,
@@ -107,11 +112,11 @@ BROWSER_FORMS = {
     # A browser's form, not an outside report: mcp_resolve.pages checks it (a signed,
     # one-time link bound to the signed-in user, an anti-forgery value, a bounded body;
     # tests/trust/test_secret_forms.py and test_browser_pages.py attack it).
-    ("issue_tracker", "/mcp-resolve/pages/{token}"),
+    ("connector", "/mcp-resolve/pages/{token}"),
     # The connections page's disconnect form: the signed-in user's own browser, the same
     # anti-forgery value (tests/trust/test_browser_connections.py and
     # tests/hosts/test_oauth_lifecycle.py attack it).
-    ("issue_tracker", "/mcp-resolve/oauth/connections"),
+    ("connector", "/mcp-resolve/oauth/connections"),
     # The approval and passkeys pages: a WebAuthn assertion with user verification, bound to
     # the signed-in user (tests/hosts/test_approvals.py, tests/trust/test_browser_approvals.py
     # and tests/trust/test_browser_passkeys.py attack them).

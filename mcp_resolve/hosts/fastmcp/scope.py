@@ -20,6 +20,7 @@ from fastmcp.server.lifespan import lifespan
 from fastmcp.server.server import FastMCP
 
 from ...engine.app_scope import AppScope
+from ...engine.user_scope import users_of
 from ...protocol.lifespan import app_value as scoped_value
 from ...protocol.lifespan import graphs_of
 from ...protocol.shared_stores import warn_if_mixed
@@ -44,9 +45,12 @@ async def _graphs(server: FastMCP[Any]) -> list[Any]:
 async def app_scope(server: FastMCP[Any]) -> AsyncIterator[dict[str, Any]]:
     """Keep an application scope for as long as the server runs."""
     graphs = await _graphs(server)
-    warn_if_mixed(server, any(graph.user_scoped for graph in graphs))
+    user_scoped = any(graph.user_scoped for graph in graphs)
+    warn_if_mixed(server, user_scoped)
     async with AppScope() as scope:
         await scope.start(graphs)
+        if user_scoped:  # so that forget() knows them before this worker serves them
+            users_of(scope)
         scopes = _open.setdefault(server, [])
         scopes.append(scope)
         try:

@@ -25,6 +25,11 @@ it names has ended, and at once when the client hangs up.
 Bounded: `max_task_ids` per listen, `max_listeners_per_owner` streams per owner (the
 task scope, else the client's address), `max_listeners` per process. A refusal is a
 JSON-RPC error before the acknowledgement, naming the bound.
+
+A task store that cannot be read (`task_changes.BROKEN`: Redis down, or failing over) is a
+hiccup to an open stream, which reads again soon; before the acknowledgement it refuses
+the listen with its own code (`STORE_UNAVAILABLE`), which a client can tell from an
+internal error and try again on.
 """
 
 from __future__ import annotations
@@ -61,6 +66,12 @@ UNAVAILABLE = (
     "Task notifications are unavailable right now: the task store did not answer. "
     "Try again, or poll tasks/get"
 )
+STORE_UNAVAILABLE = -32010
+"""The JSON-RPC code of a listen refused because the task store (Redis) could not be read:
+not the server's fault nor the client's, and worth trying again, so not -32603 (an
+internal error). The spec names no code for it; this one is in the band it leaves to
+implementations (-32000 to -32019; the SDK's client uses -32000 and -32001, -32002 is
+retired). A tool call meeting an unavailable store is a tool error instead, a page 503."""
 logger = logging.getLogger("mcp_resolve")
 
 
@@ -145,8 +156,9 @@ class TaskPush:
             try:
                 await changes.listening()
                 first = {t: await self._look(changes, t, followed) for t in task_ids}  # authorises
-            except BROKEN:  # before anything was sent: a clear refusal, not an internal error
-                raise MCPError(types.INTERNAL_ERROR, UNAVAILABLE) from None
+            except BROKEN as exc:  # before anything was sent: a refusal, not an internal error
+                logger.warning("Task push: a listen was refused, its tasks' read failed (%s)", exc)
+                raise MCPError(STORE_UNAVAILABLE, UNAVAILABLE) from None
             await self._acknowledge(ctx, task_ids, meta)
             sent: dict[str, tuple[Any, ...]] = {}
             for task in first.values():
@@ -310,6 +322,8 @@ __all__ = [
     "DEFAULT_MAX_LISTENERS_PER_OWNER",
     "DEFAULT_MAX_TASK_IDS",
     "NOTIFICATION",
+    "STORE_UNAVAILABLE",
+    "UNAVAILABLE",
     "TaskPush",
     "serve",
 ]

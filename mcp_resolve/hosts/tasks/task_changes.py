@@ -29,6 +29,7 @@ from typing import Any
 
 import anyio
 from fastmcp_tasks.keys import leg_execution_key, parse_task_key, task_redis_prefix
+from redis.exceptions import BusyLoadingError, ClusterDownError, ReadOnlyError, TryAgainError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -45,9 +46,15 @@ BROKEN = (
     asyncio.TimeoutError,
     RedisConnectionError,  # redis-py's own, not the builtin: a dropped connection
     RedisTimeoutError,
+    BusyLoadingError,  # LOADING: a restarted Redis still reading its data (a ConnectionError)
+    ReadOnlyError,  # READONLY: a failover made this Redis a replica
+    ClusterDownError,  # MASTERDOWN: a replica cut off from its primary; CLUSTERDOWN
+    TryAgainError,  # TRYAGAIN: a cluster moving a slot
 )
-"""What a Redis that dropped a connection, or does not answer, raises: a hiccup, never a
-client's internal error."""
+"""What a Redis raises that dropped a connection, does not answer, or answers that it
+cannot serve for now (a failover, a restart, a cluster rebalancing): a hiccup, never a
+client's internal error. Other errors Redis answers (a wrong type, a refused permission)
+are not: they would not pass by waiting."""
 
 
 class Changes:
