@@ -1,10 +1,10 @@
 """Which call an approval lets through, whatever the store does: a "yes" claimed before the
 store gave way still wakes its call on the approver's retry; two calls asking at the same
-moment get one approval, not one each; an approval bound to its call
-(`call=`) lets no other call through; one user asking without end is refused and nobody
-else; and the second approver's page names the asker only as the deployment says. The
-SDK's `Client` over Streamable HTTP on 127.0.0.1, on both generations, and a passkey in
-software (the docs' own, checked by fido2 on the server) in an HTTP client's browser."""
+moment get one approval, not one each; an approval bound to its call (`call=`) lets no
+other call through; one user asking without end is refused and nobody else; and the
+second approver's page names the asker only as the deployment says. The SDK's `Client`
+over Streamable HTTP on 127.0.0.1, on both generations, and a passkey in software (the
+docs' own, checked by fido2 on the server) in an HTTP client's browser."""
 
 from __future__ import annotations
 

@@ -122,14 +122,14 @@ async def test_stored_tokens_are_sealed_and_bound_to_their_user() -> None:
     vault = Vault(KEYS, store, "https://mcp.example/mcp-resolve/oauth", now=lambda: 1e9)
     alice, bob = vault.user_key(User("alice"), "github"), vault.user_key(User("bob"), "github")
     await vault.save(alice, Record("gho_alices_token", "ghr_refresh", None, frozenset({"repo"})))
-    raw = await store.get(alice)
+    raw = await store.get(alice.current)
     assert raw is not None
     assert "gho_alices_token" not in raw
     assert "ghr_refresh" not in raw
     assert "alice" not in raw
-    assert "alice" not in alice
-    assert "github" not in alice
-    await store.put(bob, raw, 60)  # moved under Bob's key: does not open
+    assert "alice" not in alice.current
+    assert "github" not in alice.current
+    await store.put(bob.current, raw, 60)  # moved under Bob's key: does not open
     assert await vault.load(bob) is None
     other = Vault(KeyRing("o" * 32), store, "https://mcp.example/mcp-resolve/oauth", lambda: 1e9)
     assert await other.load(alice) is None  # other keys: does not open
