@@ -6,6 +6,8 @@ Run from the repository root:
     .venv/bin/python benchmarks/fastmcp_depends.py --quick    # smoke run
     .venv-fastmcp42/bin/python benchmarks/fastmcp_depends.py  # on fastmcp 4.2 (make test-fastmcp42)
 
+`--json PATH` also writes the figures there (benchmarks/README.md's table, benchmarks/plots.py).
+
 One `FastMCP` server holds every tool, so the two sides share the server, its middleware
 and its result handling, and differ only in who resolves: five trivial dependencies in
 three levels (`a, b(x) -> c(a, b), d(a) -> e(c, d)`), written with fastmcp's `Depends`
@@ -48,7 +50,7 @@ import fastmcp_annotated
 from fastmcp import Client, Context, FastMCP
 from fastmcp.dependencies import CallArgument, Depends
 from mcp_types import InputRequiredResult
-from paired import Paired, hop_probe, paired_round
+from paired import Paired, figures, hop_probe, paired_round
 from workloads import EXPECTED, FIVE, RUNS, five, header, not_blocking, run
 
 from mcp_resolve import Resolve
@@ -170,7 +172,9 @@ def _content(result: Any) -> Any:
     return result.structured_content
 
 
-def report(found: dict[tuple[str, str], Paired], paths: list[str]) -> None:
+def report(found: dict[tuple[str, str], Paired], paths: list[str]) -> list[dict[str, Any]]:
+    """The table printed, and the same comparisons for `--json`."""
+    rows = []
     print(
         f"{'path':22} {'scenario':30} {'Depends µs':>10} {'ours µs':>8} {'Depends/ours':>12}"
         "  spread (per-round medians: min..max, IQR)"
@@ -187,6 +191,8 @@ def report(found: dict[tuple[str, str], Paired], paths: list[str]) -> None:
                 f"{path:22} {label:30} {peer.median:10.1f} {ours.median:8.1f} {pooled:11.2f}x"
                 f"  ratio {ratios}; ours {ours.spread()}; Depends {peer.spread()}"
             )
+            scenario = next(k for k, v in SCENARIOS.items() if v[0] == label)
+            rows.append({"path": path, "scenario": scenario, "label": label} | figures(peer, ours))
         floor = found[(path, "wrapper0")]
         print(
             f"{path:22} {'wrapper shape, no resolvers':30} {'':10} {floor.median:8.1f} {'':12}"
@@ -205,9 +211,10 @@ def report(found: dict[tuple[str, str], Paired], paths: list[str]) -> None:
             f"{path:22} {'5 async, ours above the shape':30} {peer:10.1f} {above:8.1f}"
             f" {peer / max(above, 0.01):11.2f}x"
         )
+    return rows
 
 
-async def main(quick: bool) -> None:
+async def main(quick: bool) -> dict[str, Any]:
     app = server()
     rounds, pairs = (3, 30) if quick else (11, 200)
     print(header())
@@ -226,12 +233,16 @@ async def main(quick: bool) -> None:
 
         calls = {"app.call_tool()": server_side, "in-memory Client": through_client}
         found = await measure(calls, rounds, pairs)
-    report(found, list(calls))
+    rows = report(found, list(calls))
     probe = await hop_probe()
     print(f"bare worker hop after 100 µs of work: {probe:.0f} µs (see README: the VM's idle core)")
     medians = [found[(p, "res_async5")].median for p in calls]
     print(f"5 async, ours: {statistics.mean(medians):.1f} µs mean over the two paths")
+    return {
+        "peer": PEER, "fastmcp": version("fastmcp"), "uncalled_for": version("uncalled-for"),
+        "rounds": rounds, "pairs": pairs, "hop_probe_us": round(probe, 1), "scenarios": rows,
+    }  # fmt: skip
 
 
 if __name__ == "__main__":
-    run(main, __doc__)
+    run(main, __doc__, writes_json=True)

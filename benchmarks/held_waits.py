@@ -6,6 +6,8 @@ Run from the repository root (needs `redis-server`, which `make test` installs):
     .venv/bin/python benchmarks/held_waits.py --calls 10000 --repeats 1 --rate 200
     .venv/bin/python benchmarks/held_waits.py --calls 200 --repeats 1   # smoke run
 
+`--json PATH` also writes every run's figures there (benchmarks/plots.py reads them).
+
 A redis-server of its own, worker B (tests/support/held_app.py under uvicorn) for the whole
 run, and for each measurement a fresh worker A (benchmarks/held_bench_app.py: held_app
 with its floors beside it), all on 127.0.0.1 with this process's file limit raised. Per
@@ -69,10 +71,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import anyio
 import httpx2
+import machine
 from held_clients import LEGACY, MODERN, WorkloadError
 from support.held_workers import KEYS
 from support.load_balancer import uvicorn_worker
 from support.redis_server import RedisServer
+from workloads import run_record, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 CLIENTS = ROOT / "benchmarks" / "held_clients.py"
@@ -330,6 +334,10 @@ def parse() -> Any:
     parser.add_argument("--tracemalloc", action="store_true")
     parser.add_argument("--objects", action="store_true", help="objects the collector tracks")
     parser.add_argument(
+        "--json", metavar="PATH",
+        help="also write every run's figures as JSON (benchmarks/plots.py reads them)",
+    )  # fmt: skip
+    parser.add_argument(
         "--held-timeout", type=float, default=1800.0,
         help="each URL question's deadline, s: above the time it takes to open and wake them",
     )  # fmt: skip
@@ -338,6 +346,7 @@ def parse() -> Any:
 
 async def main() -> None:
     options = parse()
+    started = run_record()
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # workers and clients inherit it
     print(f"file limit {hard}; load average before: {os.getloadavg()}", flush=True)
@@ -382,6 +391,14 @@ async def main() -> None:
         redis.stop()
     print(f"load average after: {os.getloadavg()}")
     report(found, options)
+    if options.json:
+        kinds = [
+            {"generation": mode, "kind": kind, "runs": [{k: round(v, 3) for k, v in r.items()}
+                                                        for r in runs]}
+            for (mode, kind), runs in found.items()
+        ]  # fmt: skip
+        results = {"calls": options.calls, "rate": options.rate, "kinds": kinds}
+        write_json(options.json, started | {"load_after": machine.load(), "results": results})
 
 
 def report(found: dict[tuple[str, str], list[dict[str, Any]]], options: Any) -> None:

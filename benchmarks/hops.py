@@ -15,7 +15,7 @@ CPU idle, and halted if it does not poll); the next four follow a hop that has j
 Printed: the first hop (E) and the later ones (C) of each kind, medians with their spread
 over rounds, and the ratio the hops alone leave a one-hop design against five:
 (E_anyio + 4 C_anyio) / E_ours. host.py's 5-sync row adds each side's other work to this
-(benchmarks/README.md). Every hop is checked: it returns its argument's successor, and it
+(benchmarks/HISTORY.md). Every hop is checked: it returns its argument's successor, and it
 ran off the loop's thread.
 """
 

@@ -4,6 +4,7 @@ Run from the repository root:
 
     .venv/bin/python benchmarks/host.py            # full run (about 1 minute)
     .venv/bin/python benchmarks/host.py --quick    # smoke run
+    .venv/bin/python benchmarks/host.py --json benchmarks/results/host.json  # and as JSON
 
 No client and no transport streams: each call goes straight into the server's own request
 handling (`mcp.server.runner.modern_on_request` behind the SDK's in-process
@@ -71,7 +72,7 @@ async def _ignore(*_: Any) -> None:
     return None
 
 
-async def main(quick: bool) -> None:
+async def main(quick: bool) -> dict[str, Any]:
     scenarios = ("async5", "sync5", "inline5")
     sdk, ours = servers(scenarios)
     rounds, pairs = (3, 40) if quick else (15, 300)
@@ -89,11 +90,14 @@ async def main(quick: bool) -> None:
             for tool, name in order if round_ % 2 == 0 else reversed(order):
                 differences = await paired_round(calls[name], tool, pairs, _content)
                 found.setdefault((tool, name), Paired()).add_round(differences)
-    report(found, scenarios)
+    results = report(found, scenarios)
+    probe = await hop_probe()
     print(
-        f"bare worker hop after 100 µs of work: {await hop_probe():.0f} µs "
+        f"bare worker hop after 100 µs of work: {probe:.0f} µs "
         "(15 to 40 with the VM's other core awake, 70 or more with it halted: see README)"
     )
+    return results | {"path": "server-side dispatch", "rounds": rounds, "pairs": pairs,
+                      "hop_probe_us": round(probe, 1)}  # fmt: skip
 
 
 def _content(result: dict[str, Any]) -> Any:
@@ -101,4 +105,4 @@ def _content(result: dict[str, Any]) -> Any:
 
 
 if __name__ == "__main__":
-    run(main, __doc__)
+    run(main, __doc__, writes_json=True)

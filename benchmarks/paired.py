@@ -62,6 +62,23 @@ def ratio(theirs: Paired, ours: Paired) -> tuple[float, str]:
     return pooled, spread
 
 
+def figures(theirs: Paired, ours: Paired) -> dict[str, Any]:
+    """One comparison as `--json` writes it (benchmarks/plots.py reads it): both overheads in
+    µs, the pooled ratio, its min..max over rounds, and each side's per-round medians."""
+    per_round = [
+        t / o for t, o in zip(theirs.round_medians, ours.round_medians, strict=True) if o > 0
+    ]
+    return {
+        "peer_us": round(theirs.median, 3),
+        "ours_us": round(ours.median, 3),
+        "ratio": round(theirs.median / ours.median, 3) if ours.median > 0 else None,
+        "ratio_min": round(min(per_round), 3) if per_round else None,
+        "ratio_max": round(max(per_round), 3) if per_round else None,
+        "peer_rounds": [round(m, 3) for m in theirs.round_medians],
+        "ours_rounds": [round(m, 3) for m in ours.round_medians],
+    }
+
+
 async def paired_round(
     call: Callable[[str], Awaitable[Any]], tool: str, pairs: int, content: Callable[[Any], Any]
 ) -> list[float]:
@@ -108,8 +125,9 @@ async def hop_probe(samples: int = 200) -> float:
     return statistics.median(times)
 
 
-def report(found: dict[tuple[str, str], Paired], scenarios: tuple[str, ...]) -> None:
-    """One row per scenario: both overheads, their ratio, and the spread over rounds."""
+def report(found: dict[tuple[str, str], Paired], scenarios: tuple[str, ...]) -> dict[str, Any]:
+    """One row per scenario: both overheads, their ratio, and the spread over rounds; returns
+    the same for `--json`."""
     print(f"{'scenario':28} {'SDK overhead µs':>16} {'ours µs':>9} {'ratio':>7}  spread")
     for tool in scenarios:
         theirs, mine = found[(tool, "official SDK")], found[(tool, "mcp_resolve")]
@@ -119,3 +137,11 @@ def report(found: dict[tuple[str, str], Paired], scenarios: tuple[str, ...]) -> 
             f"ratio per round {spread}; ours per round {mine.spread()}; "
             f"SDK per round {theirs.spread()}"
         )
+    return {
+        "peer": "official SDK",
+        "scenarios": [
+            {"scenario": tool, "label": LABELS[tool]}
+            | figures(found[(tool, "official SDK")], found[(tool, "mcp_resolve")])
+            for tool in scenarios
+        ],
+    }

@@ -4,6 +4,7 @@ Run from the repository root:
 
     .venv/bin/python benchmarks/sdk.py            # full run
     .venv/bin/python benchmarks/sdk.py --quick    # smoke run
+    .venv/bin/python benchmarks/sdk.py --json benchmarks/results/sdk.json  # and as JSON
 
 Both servers live in this process and are called through the SDK's in-memory `Client`
 on a 2026-07-28 connection, so each figure is one whole `client.call_tool(...)`: the
@@ -43,7 +44,7 @@ async def waits(client: Client, calls: int) -> float:
     return elapsed
 
 
-async def main(quick: bool) -> None:
+async def main(quick: bool) -> dict[str, Any]:
     sdk, ours = servers(("async5", "sync5", "inline5", "wait8"))
     rounds, pairs = (3, 30) if quick else (15, 200)
     print(header())
@@ -64,13 +65,19 @@ async def main(quick: bool) -> None:
                 found.setdefault((tool, name), Paired()).add_round(differences)
             for name, client in clients.items():
                 slow.setdefault(name, []).append(await waits(client, 3))
-    report(found, scenarios)
+    results = report(found, scenarios)
+    probe = await hop_probe()
     print(
-        f"bare worker hop after 100 µs of work: {await hop_probe():.0f} µs "
+        f"bare worker hop after 100 µs of work: {probe:.0f} µs "
         "(15 to 40 with the VM's other core awake, 70 or more with it halted: see README)"
     )
     sdk_ms, our_ms = statistics.median(slow["official SDK"]), statistics.median(slow["mcp_resolve"])
     print(f"8 independent 20 ms waits: official SDK {sdk_ms:.1f} ms per call, ours {our_ms:.1f} ms")
+    waited = {"peer": round(sdk_ms, 2), "ours": round(our_ms, 2)}
+    return results | {
+        "path": "in-memory Client", "rounds": rounds, "pairs": pairs,
+        "hop_probe_us": round(probe, 1), "wait8_ms": waited,
+    }  # fmt: skip
 
 
 def _caller(client: Client) -> Any:
@@ -85,4 +92,4 @@ def _content(result: Any) -> Any:
 
 
 if __name__ == "__main__":
-    run(main, __doc__)
+    run(main, __doc__, writes_json=True)

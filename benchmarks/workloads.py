@@ -7,8 +7,10 @@ work it claims to measure (`check`).
 """
 
 import argparse
+import json
 import os
 import platform
+import shlex
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -205,12 +207,49 @@ def header() -> str:
     )
 
 
-def run(main: Callable[[bool], Any], doc: str | None) -> None:
+def run(main: Callable[[bool], Any], doc: str | None, writes_json: bool = False) -> None:
     """A benchmark's command line: `--quick` for a smoke run; a failed workload check exits
-    with its reason."""
+    with its reason. With `writes_json`, `--json PATH` also writes what `main` returns, with
+    the run's header, for benchmarks/plots.py and the table in benchmarks/README.md."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0] if doc else None)
     parser.add_argument("--quick", action="store_true", help="a fast smoke run")
+    if writes_json:
+        parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
+    args = parser.parse_args()
+    started = run_record()
     try:
-        anyio.run(main, parser.parse_args().quick)
+        found = anyio.run(main, args.quick)
     except WorkloadError as exc:
         sys.exit(f"workload check failed: {exc}")
+    if getattr(args, "json", None):
+        write_json(args.json, started | {"load_after": machine.load(), "results": found})
+
+
+def run_record() -> dict[str, Any]:
+    """What a JSON result says of its run: the command as typed from the repository root
+    (so the README's table can quote it), when, on what, and the load when it started."""
+    head, dirty = machine.commit() or ("?", False)
+    return {
+        "command": command(),
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "header": header(),
+        "commit": head + (" + uncommitted changes" if dirty else ""),
+        "load_before": machine.load(),
+    }
+
+
+def command() -> str:
+    """This process's command line, the interpreter named as from the repository root."""
+    python = os.path.relpath(sys.executable, machine.ROOT)
+    if python.startswith(".."):
+        python = "python"
+    script = os.path.relpath(os.path.abspath(sys.argv[0]), machine.ROOT)
+    return shlex.join([python, script, *sys.argv[1:]])
+
+
+def write_json(path: str, record: dict[str, Any]) -> None:
+    """One result file: sorted keys and an end of line, so that a re-run's diff is its
+    figures."""
+    with open(path, "w", encoding="utf-8") as out:
+        json.dump(record, out, indent=1, sort_keys=True, ensure_ascii=False)
+        out.write("\n")

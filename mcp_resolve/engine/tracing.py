@@ -45,15 +45,25 @@ class _Unknown:
     _real_tracer = True
 
 
+class _Untraced:
+    """Stands in for the proxy tracer and the API without opentelemetry: never traced."""
+
+    _real_tracer = None
+    _TRACER_PROVIDER = None
+
+
 PROXY: Any = (
-    _tracer
-    if _tracer is None or (hasattr(_tracer, "_real_tracer") and hasattr(_trace, "_TRACER_PROVIDER"))
+    _Untraced
+    if _tracer is None
+    else _tracer
+    if hasattr(_tracer, "_real_tracer") and hasattr(_trace, "_TRACER_PROVIDER")
     else _Unknown
 )
 """What `start_call` reads first, for a host path that checks it inline, a frame fewer on
-every untraced call (protocol/flow.py): no span can record while `PROXY` is None, or its
-`_real_tracer` and `OTEL._TRACER_PROVIDER` are both None."""
-OTEL: Any = _trace
+every untraced call (protocol/flow.py): no span can record while `PROXY._real_tracer` and
+`OTEL._TRACER_PROVIDER` are both None (`(PROXY._real_tracer or OTEL._TRACER_PROVIDER) is
+None`, without opentelemetry too)."""
+OTEL: Any = _Untraced if _trace is None else _trace
 
 TOOL = "mcp_resolve.tool.name"
 GENERATION = "mcp_resolve.protocol.generation"

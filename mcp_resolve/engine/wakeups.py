@@ -7,7 +7,7 @@ of the write. On Linux, a loop that can watch file descriptors is woken here thr
 eventfd of its own instead. The calling thread appends the call to a queue and writes the
 eventfd once. The loop reads it once and runs what the queue holds, in order. In a served
 call with a sync hop this measured 15 to 18 µs less, out of about 400 µs
-(benchmarks/README.md, "One hop against five"). Without eventfd, or on a loop that cannot
+(benchmarks/HISTORY.md, "One hop against five"). Without eventfd, or on a loop that cannot
 watch one, it is `call_soon_threadsafe`.
 
 Either way a call made after its loop has closed is dropped, since nothing is left to run

@@ -20,7 +20,8 @@ trivial resolvers ends up as straight calls and a graph of slow ones as tasks.
 from __future__ import annotations
 
 import keyword
-from collections.abc import Callable, Collection, Coroutine
+import re
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from ..analysis.graph import Graph
@@ -29,6 +30,7 @@ from ..analysis.scopes import answer_bound
 from ..client_requests import QUESTION_CLASSES
 from ..outcomes import OUTCOME_TYPES
 from ..user import CALLING
+from .finish import Finish, finish_lines
 
 PENDING: Any = object()
 """A resolver's value before it has run."""
@@ -39,8 +41,6 @@ BLOCKED: Any = object()
 
 Walk = Callable[[Any], Coroutine[Any, Any, None]]
 """The generated walk, called with the call's resolution (whose attributes it drives)."""
-Finish = Callable[[Any], Any]
-"""The generated finish: the call's `Resolved` values, or its suspension."""
 First = Callable[[Any], Coroutine[Any, Any, Any]]
 """The generated first walk of a straight plan: a walk and its finish in one."""
 
@@ -62,26 +62,35 @@ def compile_walk(graph: Graph, concurrent: list[bool], straight: bool = False) -
         "_CONCURRENT": concurrent,
         "_STARTED": STARTED,
     }
-    lines = [
-        "async def walk(res):",
-        "    values = res._values",
-        "    args = res._args",
-        "    ctx = res._context",
-    ]
-    lines += _levels(graph, namespace, straight)
-    source = "\n".join(lines) + "\n"
+    body = _levels(graph, namespace, straight) or ["    return"]  # a graph with no resolver
+    source = "\n".join(["async def walk(res):", *_loads(body), *body]) + "\n"
     code = compile(source, f"<mcp_resolve walk of {graph.tool}>", "exec")
     exec(code, namespace)
     walk: Walk = namespace["walk"]
     return walk
 
 
+_LOADS = (
+    ("values", "res._values", r"\bvalues\["),
+    ("args", "res._args", r"\bargs\."),
+    ("ctx", "res._context", r"\bctx\b"),
+)
+
+
+def _loads(body: list[str]) -> list[str]:
+    """The call's attributes a walk's `body` reads, each into a local once, and only those
+    it reads (a load nothing reads is bytecode on every call)."""
+    text = "\n".join(body)
+    return [f"    {name} = {source}" for name, source, used in _LOADS if re.search(used, text)]
+
+
 def _levels(
-    graph: Graph, namespace: dict[str, Any], straight: bool, local: list[int] | None = None
+    graph: Graph, namespace: dict[str, Any], straight: bool, local: dict[int, bool] | None = None
 ) -> list[str]:
     """The walk's body, level by level (see `compile_walk`; `compile_first` passes `local`,
-    an empty list it reads afterwards)."""
+    an empty dict it reads afterwards: which values are in locals, and which are vetted)."""
     fresh = local is not None
+    vetted = _vetted(graph, namespace) if fresh else {}
     lines = []
     # App-scoped values the call itself uses; those only other app-scoped resolvers use
     # are the scope's business (it builds them with what needs them). A user-scoped value
@@ -104,13 +113,15 @@ def _levels(
                 lines.extend(_app_node(node, namespace, asks, local if asks else None))
         waiting = [n for n in nodes if n.is_async and not n.app]
         sync = [n for n in nodes if not n.is_async]
-        if sum(1 for n in waiting if not n.inline) + (1 if sync else 0) >= 2:
+        # A straight plan's levels never run concurrently (nothing in them is learned to wait).
+        if not straight and sum(1 for n in waiting if not n.inline) + (1 if sync else 0) >= 2:
             lines.append(f"    if _CONCURRENT[{depth}]:")
             lines.extend(_stored(local, "        "))
             lines.append("        await res._concurrently()")
             lines.append(f"        {done}")
         for node in waiting:
-            lines.extend(_async_node(node, namespace, track=not straight, local=local))
+            test = vetted.get(node.index)
+            lines.extend(_async_node(node, namespace, not straight, local, test))
         if sync:
             lines.extend(_stored(local, "    "))
             names = []
@@ -150,7 +161,7 @@ def concurrent_level(graph: Graph, level: tuple[int, ...]) -> bool:
 
 
 def _app_node(
-    node: Node, namespace: dict[str, Any], asks: bool = False, local: list[int] | None = None
+    node: Node, namespace: dict[str, Any], asks: bool = False, local: dict[int, bool] | None = None
 ) -> list[str]:
     """An app-scoped value: a lookup in the server's scope, which builds it when missing.
 
@@ -182,18 +193,55 @@ def _app_node(
     return lines
 
 
-def _stored(local: list[int] | None, indent: str) -> list[str]:
-    """The first walk's local values stored into the call's list (see `_levels`)."""
-    return [f"{indent}values[{j}] = r{j}" for j in local or ()]
+def _stored(local: dict[int, bool] | None, indent: str) -> list[str]:
+    """The first walk's local values stored into the call's list (see `_levels`), on a
+    branch that leaves it (so the walk loads the list only where it reads it)."""
+    return [f"{indent}res._values[{j}] = r{j}" for j in local or ()]
+
+
+def _vetted(graph: Graph, namespace: dict[str, Any]) -> dict[int, str]:
+    """For a first walk: per resolver whose every consumer (resolver or tool parameter)
+    takes its value unchanged when the value's class passes one test, that test.
+
+    The resolver's value is tested once, right after it returns, where it is already
+    tested for being a question: a value that fails (a question, or one some consumer
+    converts) hands the call to the general walk, which converts per consumer; the
+    others reach every consumer with no test of their own. A consumer that converts
+    every value (an `ElicitationResult` parameter) leaves its resolver's consumers to
+    test each value as before.
+    """
+    exacts: dict[int, list[frozenset[type] | None]] = {}
+    for node in graph.nodes:
+        for _, dep, _, exact in node.dep_params:
+            exacts.setdefault(dep, []).append(exact)
+    for target in graph.targets:
+        exacts.setdefault(target.node, []).append(target.exact)
+    namespace["_ASKS_OR_CONVERTS"] = QUESTION_CLASSES | OUTCOME_TYPES
+    tests = {}
+    for i, found in exacts.items():
+        sets = [exact for exact in found if exact is not None]
+        if not sets:  # every consumer converts outcomes only
+            tests[i] = "in _ASKS_OR_CONVERTS"
+            continue
+        passing = frozenset.intersection(*sets) - OUTCOME_TYPES - QUESTION_CLASSES
+        if passing:
+            namespace[f"V{i}"] = passing
+            tests[i] = f"not in V{i}"
+    return tests
 
 
 def _async_node(
-    node: Node, namespace: dict[str, Any], track: bool = True, local: list[int] | None = None
+    node: Node,
+    namespace: dict[str, Any],
+    track: bool = True,
+    local: dict[int, bool] | None = None,
+    test: str | None = None,
 ) -> list[str]:
     """One resolver called and its value stored. For a first walk (`compile_first`),
-    `local` lists the resolvers whose values are in locals so far: this leaves out the
-    checks a first walk cannot need (nothing is settled yet and nothing has asked) and
-    keeps a plain resolver's value in a local of its own, added to `local`."""
+    `local` holds the resolvers whose values are in locals so far (True: vetted): this
+    leaves out the checks a first walk cannot need (nothing is settled yet and nothing has
+    asked) and keeps a plain resolver's value in a local of its own, added to `local`,
+    tested with `test` for all its consumers when it has one (`_vetted`)."""
     fresh = local is not None
     i = node.index
     namespace[f"N{i}"] = node
@@ -230,6 +278,9 @@ def _async_node(
         namespace[f"C{i}_{k}"] = convert
         where = f"{node.name}.{name}"
         a = f"a{len(call_args)}"
+        if local and local.get(dep):  # vetted where it was made: taken as it is
+            call_args.append(_keyword(name, f"r{dep}", namespace, i, len(call_args)))
+            continue
         held = f"r{dep}" if local and dep in local else f"values[{dep}]"  # a local, if any
         lines.append(f"        {a} = {held}")
         if exact is None:
@@ -247,22 +298,25 @@ def _async_node(
         if track:  # what the driver reads when the walk waits
             lines.append(f"        res._current = N{i}")
     r = f"r{i}" if plain else "r"
+    vetted = plain and test is not None
     lines += [
         "        try:",
         f"            {r} = {awaited}",
         "        except BaseException:",
         f"            res._fail(N{i})",
         "            raise",
-        f"        if {r}.__class__ in _QUESTIONS:",
+        f"        if {r}.__class__ {test if vetted else 'in _QUESTIONS'}:",
     ]
-    if fresh:  # it asked: what is known so far goes to the list, the general walk goes on
+    # It asked, or a consumer converts its value: what is known so far goes to the list,
+    # the general walk goes on (and converts per consumer).
+    if fresh:
         lines += _stored(local, "            ")
         lines += [f"            res._settle(N{i}, {r})", "            return await _rest(res)"]
     else:
         lines += [f"            res._settle(N{i}, r)", "        else:"]
         lines.append(f"            values[{i}] = r")
     if plain and local is not None:
-        local.append(i)
+        local[i] = vetted
     elif fresh:
         lines.append(f"        values[{i}] = r")
     if node.suspends is None:  # learn: had it waited, the driver would have said so
@@ -286,7 +340,7 @@ def compile_first(graph: Graph, walk: Walk, finish: Finish, resolved: type) -> F
 
     Most calls are one walk that asks nothing, and on a host every bytecode of it counts
     (cold caches between calls make each one several times dearer than in a loop: see
-    benchmarks/README.md, issue 32). This walk is the general one without what only a
+    benchmarks/HISTORY.md, issue 32). This walk is the general one without what only a
     later walk or a question needs: no value is checked for being settled (none is yet),
     no dependency for having asked (none has), and the finish is inlined, with no
     coroutine of `resolve` around it. The moment a resolver asks, it settles the question
@@ -295,65 +349,19 @@ def compile_first(graph: Graph, walk: Walk, finish: Finish, resolved: type) -> F
     """
     namespace = walk.__globals__
     namespace["_finish"] = finish
+    local: dict[int, bool] = {}
+    body = _levels(graph, namespace, True, local)
+    body += finish_lines(graph, namespace, resolved, local)
     lines = [
         "async def _rest(res):",
         "    await walk(res)",
         "    return _finish(res)",
         "async def first(res):",
         "    res._result = _STARTED",  # a second `resolve()` after a failure walks generally
-        "    values = res._values",
-        "    args = res._args",
-        "    ctx = res._context",
+        *_loads(body),
+        *body,
     ]
-    local: list[int] = []
-    lines += _levels(graph, namespace, True, local)
-    lines += _finish_lines(graph, namespace, resolved, local)
     code = compile("\n".join(lines) + "\n", f"<mcp_resolve first walk of {graph.tool}>", "exec")
     exec(code, namespace)
     first: First = namespace["first"]
     return first
-
-
-def compile_finish(graph: Graph, resolved: type) -> Finish:
-    """Collect the tool's resolved values, converted per its annotations, in one function."""
-    namespace: dict[str, Any] = {"_OUTCOMES": OUTCOME_TYPES}
-    lines = [
-        "def finish(res):",
-        "    if res._stuck:",
-        "        return res._suspend()",
-        "    values = res._values",
-    ]
-    lines += _finish_lines(graph, namespace, resolved)
-    code = compile("\n".join(lines) + "\n", f"<mcp_resolve finish of {graph.tool}>", "exec")
-    exec(code, namespace)
-    finish: Finish = namespace["finish"]
-    return finish
-
-
-def _finish_lines(
-    graph: Graph, namespace: dict[str, Any], resolved: type, local: Collection[int] = ()
-) -> list[str]:
-    """The resolved values, converted per the tool's annotations, as the call's result
-    (read from the first walk's locals for the resolvers in `local`)."""
-    namespace["_Resolved"] = resolved
-    lines = []
-    items = []
-    for k, target in enumerate(graph.targets):
-        namespace[f"T{k}"] = target.convert
-        t = target.node
-        lines.append(f"    v{k} = r{t}" if t in local else f"    v{k} = values[{t}]")
-        if target.exact is None:
-            lines.append(f"    if v{k}.__class__ in _OUTCOMES:")
-        else:
-            namespace[f"E{k}"] = target.exact
-            lines.append(f"    if v{k}.__class__ not in E{k}:")
-        refused = f"{target.node}, {target.parameter!r}"  # what a refusal names
-        lines.append(f"        v{k} = res._convert(T{k}, v{k}, {refused})")
-        items.append(f"{target.parameter!r}: v{k}")
-    # `_Resolved.__new__` and the slot set here: no `__init__` frame on every call.
-    namespace["_new"] = object.__new__
-    lines.append("    r = _new(_Resolved)")
-    lines.append(f"    r.values = {{{', '.join(items)}}}")
-    lines.append("    res._result = r")
-    lines.append("    return r")
-    return lines

@@ -17,15 +17,14 @@ from ..analysis.graph import Graph
 from ..analysis.nodes import ASYNC, Node
 from .await_points import never_waits
 from .compiler import (
-    Finish,
     First,
     Walk,
-    compile_finish,
     compile_first,
     compile_walk,
     concurrent_level,
     concurrent_levels,
 )
+from .finish import Finish, compile_finish
 from .rehearsal import rehearse
 
 REHEARSALS = 11

@@ -31,7 +31,8 @@ from typing import Any
 
 from ..analysis.graph import Graph
 from ..analysis.nodes import ASYNC, SYNC
-from .compiler import PENDING, Finish, First, Walk
+from .compiler import PENDING, First, Walk
+from .finish import Finish
 
 
 class _Rehearsed:
@@ -126,7 +127,7 @@ def _stage(graph: Graph, namespace: dict[str, Any]) -> None:
     for name in namespace:
         if name == "_CONCURRENT":
             namespace[name] = [False] * len(graph.levels)
-        elif name[0] == "E" and name[1:2].isdigit():
+        elif name[0] in "EV" and name[1:2].isdigit():  # an edge's classes, a vetted value's
             namespace[name] = _PASSES
     for node in graph.nodes:
         i = node.index

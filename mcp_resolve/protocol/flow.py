@@ -26,23 +26,24 @@ from ..engine.questions import Question
 from ..engine.resolution import Resolution
 from ..engine.results import Resolved, Suspended
 from ..engine.tracing import OTEL, PROXY, start_call
-from ..errors import ResolutionError, ResolveAgain
+from ..errors import ResolveAgain
 from ..state.at_most_once import DEFAULT_STATE_TTL, AtMostOnce, Principal, Unsealed, check_state_ttl
 from ..state.call_records import CallRecords
 from ..state.replay_guard import ReplayGuard, check_replay_guard
 from ..state.round_state import RoundState, StateError
 from ..user import CALLING
-from . import body_rounds, held, legacy, wire
+from . import body_rounds, held, legacy, next_round, wire
 from .client_request_wire import parse_reply
 from .connection import MODERN, Connection, StateCodec, is_modern, modern_versions
 from .held_limits import DEFAULT_MAX_HELD, DEFAULT_MAX_HELD_PER_OWNER, HeldLimits
 from .legacy import DEFAULT_ASK_TIMEOUT, check_ask_timeout
 from .lifespan import no_app_scope
+from .next_round import PLAIN_RESULTS
 from .resolve_again import resolve_again
 from .responses import Answers, read_responses
-from .round_checks import check_changes, check_rounds, sealed
+from .round_checks import check_rounds
 from .signed_in import as_user
-from .translate import Translated, cleanup_failure, translate
+from .translate import cleanup_failure, translate
 
 logger = logging.getLogger("mcp_resolve")
 
@@ -129,7 +130,7 @@ class ToolFlow:
         modern = modern_versions.get(conn.version)  # `_generation`, one frame fewer
         if modern or (modern is None and is_modern(conn.version)):
             return self.modern(conn, arguments, body)
-        return self._legacy(conn, arguments, body)
+        return self.legacy_call(conn, arguments, body)
 
     async def _as_user(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
         entered = await as_user(conn, self.graph)  # the user's values, or the no-user error
@@ -144,14 +145,25 @@ class ToolFlow:
         modern = modern_versions.get(conn.version)
         if modern or (modern is None and is_modern(conn.version)):
             return self.modern(conn, arguments, body)
-        return self._legacy(conn, arguments, body)
+        return self.legacy_call(conn, arguments, body)
 
-    async def _legacy(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
-        trace = start_call(self.tool, "legacy", 1)
-        resolution = self.start(conn, arguments, trace)
+    async def legacy_call(
+        self,
+        conn: Connection,
+        arguments: dict[str, Any],
+        body: Body,
+        resolution: Resolution | None = None,
+        outcome: Resolved | Suspended | None = None,
+    ) -> Any:
+        """A call on a legacy connection: questions asked mid-call. Given the `resolution`
+        and `outcome` of the call's first walk (`first_round`), it goes on from there."""
+        if resolution is None:
+            trace = start_call(self.tool, "legacy", 1)
+            resolution = self.start(conn, arguments, trace)
         try:
             try:
-                outcome = await resolution.resolve()
+                if outcome is None:
+                    outcome = await resolution.resolve()
                 rounds = 0
                 derived: dict[str, str] = {}  # URL elicitation ids made for this call
                 while isinstance(outcome, Suspended):
@@ -172,46 +184,54 @@ class ToolFlow:
                 await self.leave(resolution, closing)
             if isinstance(exc, ResolveAgain):  # the body found a value refused: once more
                 await resolve_again(conn, exc, self.tool, resolution)
-                return await self._legacy(conn, arguments, body)
+                return await self.legacy_call(conn, arguments, body)
             raise
         closing = resolution.closing(None)
         if closing is not None:
             await self.leave(resolution, closing)
         return result
 
-    async def modern(self, conn: Connection, arguments: dict[str, Any], body: Body) -> Any:
+    async def modern(
+        self,
+        conn: Connection,
+        arguments: dict[str, Any],
+        body: Body,
+        resolution: Resolution | None = None,
+        outcome: Resolved | Suspended | None = None,
+    ) -> Any:
         """A call on a 2026-07-28 connection (a host that knows it is one may call it
-        straight, as `run` would)."""
-        state = _FIRST_ROUND
-        if conn.request_state is not None:
-            opened = Unsealed(conn.request_state)
-            if self.codec is not None:
-                opened = self.codec.unseal(conn.request_state, conn)
-            try:
-                state = RoundState.decode(opened.state)
-            except StateError as exc:
-                logger.info("Tool %r: request state ignored (%s); asking again", self.tool, exc)
-            if self.once is not None and not conn.again:  # claimed once, by the first run
-                await self.once.claim(state, conn.request_context, opened.expires_at)
-        if self.recording and not conn.again:  # a second run keeps them (`resolve_again`)
-            conn.records = CallRecords.of(state, conn.call_id)
-        proxy, trace = PROXY, None  # `start_call` only when a span may record (see PROXY)
-        if proxy is not None and (proxy._real_tracer or OTEL._TRACER_PROVIDER) is not None:
-            trace = start_call(self.tool, MODERN, state.rounds + 1)
-        graph, first = self.graph, None
-        if trace is not None or not self.plain:
-            resolution = self.start(conn, arguments, trace)
-        elif overrides.version == graph.seen_version and not graph.depends:  # `start`, inline
-            resolution = Resolution(graph, graph.plan, arguments, conn.context, conn.app)
-            first = graph.plan.first  # `resolve` hands back its first walk: call it here
-        else:
-            resolution = graph.start(arguments, conn.context, conn.app)
+        straight, as `run` would). Given the `resolution` and `outcome` of the first walk
+        of a call that carried nothing (`first_round`), the round goes on from there."""
+        state, trace, first = FIRST_ROUND, None, None
+        if resolution is None:
+            if conn.request_state is not None:
+                opened = Unsealed(conn.request_state)
+                if self.codec is not None:
+                    opened = self.codec.unseal(conn.request_state, conn)
+                try:
+                    state = RoundState.decode(opened.state)
+                except StateError as exc:
+                    logger.info("Tool %r: request state ignored (%s); asking again", self.tool, exc)
+                if self.once is not None and not conn.again:  # claimed once, by the first run
+                    await self.once.claim(state, conn.request_context, opened.expires_at)
+            if self.recording and not conn.again:  # a second run keeps them (`resolve_again`)
+                conn.records = CallRecords.of(state, conn.call_id)
+            if (PROXY._real_tracer or OTEL._TRACER_PROVIDER) is not None:  # a span may record
+                trace = start_call(self.tool, MODERN, state.rounds + 1)
+            graph = self.graph
+            if trace is not None or not self.plain:
+                resolution = self.start(conn, arguments, trace)
+            elif overrides.version == graph.seen_version and not graph.depends:  # `start` inline
+                resolution = Resolution(graph, graph.plan, arguments, conn.context, conn.app)
+                first = graph.plan.first  # `resolve` hands back its first walk: call it here
+            else:
+                resolution = graph.start(arguments, conn.context, conn.app)
         # Left by hand, as `async with resolution` would (`Resolution.closing`); resolver
         # failures are translated before cleanup sees them, the body's own are not.
         try:
             try:
                 answers = upfront = None
-                if state is _FIRST_ROUND:  # no state, or one ignored
+                if state is FIRST_ROUND:  # no state, or one ignored
                     if conn.input_responses and conn.request_state is None:  # sent upfront
                         upfront = self._responses(conn, None, resolution.graph)
                 elif state.asked or state.answers:  # a retry: last round's questions
@@ -220,7 +240,9 @@ class ToolFlow:
                         trace.answered(responses, state.rounds)
                     answers = state.answers_with(responses)
                     del responses  # in `answers`; this frame may wait for long (`held`)
-                if first is None or answers:
+                if outcome is not None:  # the first walk's, handed over
+                    pass
+                elif first is None or answers:
                     outcome = await resolution.resolve(answers)
                 else:
                     outcome = await first(resolution)
@@ -244,13 +266,13 @@ class ToolFlow:
                                 resolution = call.resolution
                                 state = RoundState.decode(opened.state)  # as decoded above
                     if isinstance(outcome, Suspended):
-                        result = self._questions(state, resolution, conn, outcome)
+                        result = next_round.questions(self, state, resolution, conn, outcome)
             except Exception as exc:
                 translate(self.tool, self.tool_errors, resolution, exc)
                 raise
             if isinstance(outcome, Resolved):
                 if conn.escalation is not None:
-                    result = self._escalate(state, resolution, conn)
+                    result = next_round.escalation(self, state, resolution, conn)
                 else:
                     if self.body_rounds and (
                         conn.request_state is not None or conn.input_responses
@@ -263,9 +285,11 @@ class ToolFlow:
                         if tool is None
                         else tool(**arguments, **values)
                     )
-                    if isinstance(result, InputRequiredResult):
+                    if result.__class__ not in PLAIN_RESULTS and isinstance(
+                        result, InputRequiredResult
+                    ):
                         try:
-                            result = self._body_asked(state, resolution, conn, result)
+                            result = next_round.body_asked(self, state, resolution, conn, result)
                         except Exception as exc:
                             translate(self.tool, self.tool_errors, resolution, exc)
                             raise
@@ -310,57 +334,6 @@ class ToolFlow:
                 raise
             raise failure from None
 
-    def _questions(
-        self, state: RoundState, resolution: Resolution, conn: Connection, outcome: Suspended
-    ) -> InputRequiredResult:
-        """This round's questions, with the state that records the answers so far."""
-        conn.asked = outcome.questions
-        following = state.next_round(resolution.used or {}, outcome.questions)
-        self._carry(conn, resolution, following)
-        check_rounds(self.tool, self.max_rounds, following.rounds)
-        check_changes(self.tool, following, outcome.questions)
-        encoded = sealed(self, following, conn, resolution.graph)
-        return wire.input_required(outcome.questions, encoded, self.tool)
-
-    def _escalate(self, state: RoundState, resolution: Resolution, conn: Connection) -> Any:
-        """Every answer is in and the call becomes a background task: the body is not run
-        here; the state recording the answers goes to the task's first leg instead
-        (`task_legs.Escalation`), kept on the server, so it is not sealed."""
-        following = state.next_round(resolution.used or {}, ())
-        self._carry(conn, resolution, following)
-        conn.escalation.state = following.encode()
-        return conn.escalation
-
-    def _body_asked(
-        self,
-        state: RoundState,
-        resolution: Resolution,
-        conn: Connection,
-        result: InputRequiredResult,
-    ) -> InputRequiredResult:
-        """The body's own input requests, sent with a state that keeps the resolvers'
-        answers and the body's own state (see `body_rounds`)."""
-        following = body_rounds.next_state(self, state, resolution, result)
-        if following is None:
-            return result
-        self._carry(conn, resolution, following)
-        check_rounds(self.tool, self.max_rounds, following.rounds)
-        encoded = sealed(self, following, conn, resolution.graph)
-        return result.model_copy(update={"request_state": encoded})
-
-    def _carry(self, conn: Connection, resolution: Resolution, following: RoundState) -> None:
-        """What the next round's state carries besides the answers: the call's identity and
-        records, what this round's recorded resolvers computed included (`call_records`),
-        and the id the at-most-once guard claims (`at_most_once`)."""
-        if conn.records is not None:
-            try:
-                conn.records.take(resolution)
-            except ResolutionError as exc:  # a value that would not read back the same
-                raise Translated(str(exc)) from None
-            conn.records.stamp(following)
-        if self.once is not None:
-            self.once.stamp(following)
-
     def _responses(self, conn: Connection, state: RoundState | None, graph: Graph) -> Answers:
         """This round's answers, read against the graph the call really runs (an override in
         a test may replace it)."""
@@ -396,4 +369,5 @@ class ToolFlow:
         return resolution
 
 
-_FIRST_ROUND = RoundState()
+FIRST_ROUND = RoundState()
+"""The state of a call's first round: no answers, nothing asked."""

@@ -31,7 +31,7 @@ to a waiting question the resolver still asks is *held* instead, as the legacy c
   values, answers and bookkeeping of every resolver for the whole wait, about 1 KiB a held
   call, against a new resolution and the resolvers' runs once per wake (1.5 µs for two
   async resolvers; a sync one adds its worker-thread hop, about 26 µs;
-  benchmarks/README.md).
+  benchmarks/HISTORY.md).
 
 A task's leg after an answer is held the same way under fastmcp-tasks' plain
 `TasksExtension`; under `ResolvingTasks` it ends instead and its next leg is scheduled

@@ -122,7 +122,7 @@ async def test_stored_tokens_are_sealed_and_bound_to_their_user() -> None:
     vault = Vault(KEYS, store, "https://mcp.example/mcp-resolve/oauth", now=lambda: 1e9)
     alice, bob = vault.user_key(User("alice"), "github"), vault.user_key(User("bob"), "github")
     await vault.save(alice, Record("gho_alices_token", "ghr_refresh", None, frozenset({"repo"})))
-    raw = await store.get(alice.current)
+    raw = await store.get(alice.current)  # the name under the ring's first key
     assert raw is not None
     assert "gho_alices_token" not in raw
     assert "ghr_refresh" not in raw

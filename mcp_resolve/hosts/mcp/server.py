@@ -27,6 +27,7 @@ from ...errors import InvalidSignature as ResolveInvalidSignature
 from ...protocol.body_rounds import BodyRound
 from ...protocol.completion import announce
 from ...protocol.connection import Connection, modern_versions
+from ...protocol.first_round import FirstRound, first_round
 from ...protocol.lifespan import scope_of, unkept_app_scope
 from ...protocol.no_request import outside_a_request
 from ...protocol.wrapping import CONTEXT_PARAMETER, WrappedFunction
@@ -67,16 +68,21 @@ class _Host(WrappedFunction):
     def entry(self) -> Callable[..., Awaitable[Any]]:
         """`call`, `connection` and the flow's choice of generation in the wrapper's one
         frame, for the call MCPServer makes: keyword arguments, the SDK's own `Context` of
-        a request, no scope to find. Anything else takes `call`, the general path.
+        a request, no scope to find. Anything else takes `call`, the general path. A call
+        that carries nothing (no request state, no answers) goes to the flow's
+        `first_round` where the tool allows it, with no `Connection` made.
 
         Each frame cut from the host path is a tenth to a third of a microsecond, on a
-        path of about ten (benchmarks/README.md, "The margin on MCPServer"); the counts
+        path of about ten (benchmarks/HISTORY.md, "The margin on MCPServer"); the counts
         are held to a budget by tests/hosts/test_host_path_budget.py.
         """
         call = self.call
         if self.context_hidden or self.flow.scoped or not self.plain_run or self.nothing_to_resolve:
             return super().entry()
         key = self.own_ctx or CONTEXT_PARAMETER
+        rounds = first_round(self.flow, self.invoke) if self.own_ctx is None else None
+        if rounds is not None:
+            return _first_round_entry(call, key, self.model_set | {key}, rounds)
         own_ctx, resolved, model, names = (
             self.own_ctx,
             self.resolved_names,
@@ -127,6 +133,37 @@ class _Host(WrappedFunction):
             request.protocol_version, request.session, request.request_id, state, responses,
             ctx, None, request, app,
         )  # fmt: skip
+
+
+def _first_round_entry(
+    call: Callable[[tuple[Any, ...], dict[str, Any]], Awaitable[Any]],
+    key: str,
+    passed: frozenset[str],
+    rounds: FirstRound,
+) -> Callable[..., Awaitable[Any]]:
+    """The wrapper of a tool whose calls that carry nothing take `rounds`: what MCPServer
+    passes (exactly the model's arguments and the `Context` of a request, on a known
+    version) with no request state and no answers; anything else takes `call`, which
+    makes the `Connection`."""
+
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if args or kwargs.keys() != passed:
+            return await call(args, kwargs)
+        ctx = kwargs[key]
+        if type(ctx) is not Context:
+            return await call(args, kwargs)
+        private = ctx.__pydantic_private__
+        request = private.get("_request_context") if private else None
+        if request is None:  # `await server.call_tool(...)`: no request behind it
+            return await call(args, kwargs)
+        params = request.params
+        modern = modern_versions.get(request.protocol_version)
+        if modern is None or (params and ("requestState" in params or "inputResponses" in params)):
+            return await call(args, kwargs)  # a retry, or a version not seen yet
+        del kwargs[key]
+        return await rounds(request, ctx, kwargs, modern)
+
+    return wrapper
 
 
 def _only(kwargs: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:

@@ -22,7 +22,7 @@ declaration without the user written beside it only by the order of the writes. 
   poll, and the wait costs two round trips (the `BLPOP`, the read after it), not one a
   poll. The cost is a pooled connection
   held by the `BLPOP`, only in a leg that outran its front (3 to 5 first legs in 100 on
-  the shared 2-core machine, woken 0.2 to 0.8 ms later; benchmarks/README.md) and at most
+  the shared 2-core machine, woken 0.2 to 0.8 ms later; benchmarks/HISTORY.md) and at most
   `CARRY_WAIT` (a front that never writes); Docket's connection pool is unbounded, so
   that starves nothing. A redelivered first leg finds the records and never waits:
   the notice is consumed once, and needed at most once.
