@@ -14,6 +14,15 @@ answer verified by fido2 (403: another question's or call's challenge, no user
 verification, another user's credential, a bad signature, a counter that went back).
 Only then is the approver's "yes" claimed, once (410 for a replay), and when every
 required approver said yes, `complete()` wakes the call.
+
+A "yes" claimed by a POST that then failed (the store, or the completion bus, gave way
+after the claim) is not lost: the link, opened or posted again by the same approver,
+says it was given already and, when every required "yes" is there, calls `complete()`
+again, so the user's retry after a 503 wakes the call that waits.
+
+The second approver's page names the user who asks only as the deployment's
+`display_name(user)` gives it; by default it names nobody (a subject is often an email
+address or an account id, not for another user's eyes).
 """
 
 from __future__ import annotations
@@ -29,18 +38,20 @@ from starlette.responses import Response
 from ..pages.another_user import another_users_link, issuer_missing
 from ..pages.browser import BrowserIdentity
 from ..pages.routes import store_failed
+from ..pages.signed_out import SignedOut
 from ..protocol.completion import announce
 from ..user import User
 from .approval_link import ApprovalLink, ApprovalLinks
 from .asks import Asked, Asks, digest
 from .ceremony import Ceremony, CeremonyRefused, encode
-from .page_parts import Forgery, SignedOut, document, hidden, options_attribute, plain
+from .page_parts import Forgery, document, hidden, options_attribute, plain
 from .passkeys import UserPasskeys
 
 logger = logging.getLogger("mcp_resolve")
 WHAT = "An approval page"
 
 SecondApprovers = Callable[[User], "bool | Awaitable[bool]"]
+DisplayName = Callable[[User], "str | Awaitable[str | None] | None"]
 
 
 @dataclass
@@ -58,6 +69,7 @@ class ApprovalPage:
     clock: Callable[[], float]
     second_approvers: SecondApprovers | None
     signed_out: SignedOut
+    display_name: DisplayName | None = None
 
     async def handle(self, request: Request) -> Response:
         try:
@@ -84,7 +96,9 @@ class ApprovalPage:
         if refusal is not None:
             return refusal
         said = await self.asks.approvers(asked)
-        if link.role in said:
+        if link.role in said:  # the approver's retry after a failure completes the wake-up
+            if said[link.role] == user and all(role in said for role in asked.roles):
+                await self._complete(asked)
             return self._approved(asked, said, again=True)
         if request.method == "POST":
             return await self._approve(request, link, asked, user)
@@ -124,11 +138,10 @@ class ApprovalPage:
             self.asks.challenge(asked, link.role), [s.credential_id for s in keys]
         )
         browser = self.forgery.browser(request)
-        asker = (
-            "Your app asks you"
-            if link.role == "first"
-            else f"{html.escape(asked.user.subject)} asks you, as the second person,"
-        )
+        asker = "Your app asks you"
+        if link.role == "second":
+            name = await self._name_of(asked.user)
+            asker = f"{html.escape(name or 'Another user')} asks you, as the second person,"
         body = (
             f"<p>{asker} to approve exactly this:</p>{words}"
             "<p>Approve only if you want exactly this done. Your passkey will ask you to "
@@ -172,15 +185,27 @@ class ApprovalPage:
         if not first:
             return plain(410, "Already approved", "This approval was given already.")
         said = await self.asks.approvers(asked)
-        if all(role in said for role in asked.roles):
-            try:
-                await announce(self.asks.elicitation_id(asked))
-            except Exception as exc:  # the completion bus failed: the waiting call may not wake
-                store_failed("An approval could not complete its question", exc)
-                return plain(
-                    200, "Approved", "Approved. If your app still waits, ask it to try again."
-                )
+        if all(role in said for role in asked.roles) and not await self._complete(asked):
+            return plain(200, "Approved", "Approved. If your app still waits, ask it to try again.")
         return self._approved(asked, said)
+
+    async def _complete(self, asked: Asked) -> bool:
+        """`complete()` for the approval, given; False if the completion bus failed."""
+        try:
+            await announce(self.asks.elicitation_id(asked))
+        except Exception as exc:  # the completion bus failed: the waiting call may not wake
+            store_failed("An approval could not complete its question", exc)
+            return False
+        return True
+
+    async def _name_of(self, user: User) -> str | None:
+        """How the second approver's page names `user`: the deployment's `display_name`."""
+        if self.display_name is None:
+            return None
+        name = self.display_name(user)
+        if name is not None and not isinstance(name, str):
+            name = await name
+        return name if isinstance(name, str) and name.strip() else None
 
     def _approved(self, asked: Asked, said: dict[str, User], again: bool = False) -> Response:
         status, title = (410, "Already approved") if again else (200, "Approved")

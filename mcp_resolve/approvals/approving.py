@@ -30,17 +30,19 @@ from ..markers import LINK_IN_ERROR, NO_FALLBACK, ElicitURL
 from ..pages.browser import BrowserIdentity, SignInStep, identity_of
 from ..pages.mounting import mount_routes
 from ..pages.routes import origin_of
+from ..pages.secure_url import https_or_loopback
+from ..pages.signed_out import SignedOut
 from ..protocol.shared_stores import note
 from ..protocol.signed_in import signed_in_user
 from ..seconds import seconds
 from ..state.keys import KeyRing
 from ..user import User
 from .approval_link import ApprovalLinks
-from .approval_page import ApprovalPage, SecondApprovers
-from .approval_store import ApprovalStore, MemoryApprovalStore
+from .approval_page import ApprovalPage, DisplayName, SecondApprovers
+from .approval_store import ApprovalStore, MemoryApprovalStore, check_approval_store
 from .asks import Approval, Asks
 from .ceremony import Ceremony
-from .page_parts import Forgery, SignedOut
+from .page_parts import Forgery, plain
 from .passkey_page import PasskeyPage
 from .passkeys import UserPasskeys
 from .vault import Vault
@@ -70,7 +72,9 @@ class Approvals:
     `RedisApprovalStore` across workers, with `RedisCompletionBus` to wake the call on
     whichever worker waits).
     `second_approvers(user)` says who may be the second approver of a four-eyes approval
-    (any other user with a passkey by default). `without_url_mode`: "refuse" (the
+    (any other user with a passkey by default); `display_name(user)` how the second
+    approver's page names the user who asks (by default it names nobody: a subject is
+    often an email address or an account id). `without_url_mode`: "refuse" (the
     default: the -32021 error naming the capability) or "link" (a tool error giving the
     user the link). `ceremony_timeout` is how long the browser waits for the passkey.
 
@@ -92,6 +96,7 @@ class Approvals:
         rp_id: str | None = None,
         rp_name: str | None = None,
         second_approvers: SecondApprovers | None = None,
+        display_name: DisplayName | None = None,
         without_url_mode: Literal["refuse", "link"] = "refuse",
         ceremony_timeout: float = 120.0,
         clock: Callable[[], float] = time.time,
@@ -109,8 +114,9 @@ class Approvals:
                 'Approvals(without_url_mode=...) is "refuse" or "link": an approval never '
                 f"stands in for a person, got {without_url_mode!r}"
             )
-        if second_approvers is not None and not callable(second_approvers):
-            raise TypeError("Approvals(second_approvers=...) takes a function of the User")
+        for name, hook in (("second_approvers", second_approvers), ("display_name", display_name)):
+            if hook is not None and not callable(hook):
+                raise TypeError(f"Approvals({name}=...) takes a function of the User")
         timeout = seconds(ceremony_timeout, "Approvals(ceremony_timeout=...)")
         self.base = base_url.rstrip("/") + path
         self.path = path
@@ -118,6 +124,7 @@ class Approvals:
         self.sign_in = sign_in
         self.browser = identity_of(browser, sign_in, keys, origin, clock)
         self.store: ApprovalStore = store if store is not None else MemoryApprovalStore(now=clock)
+        check_approval_store(self.store)
         self._fallback: Any = NO_FALLBACK if without_url_mode == "refuse" else LINK_IN_ERROR
         self._clock = clock
         self._vault = Vault(keys, self.store, self.base, clock)
@@ -128,7 +135,7 @@ class Approvals:
         forgery = Forgery(
             keys.authenticator("mcp_resolve/approvals/csrf"), path, origin.startswith("https://")
         )
-        signed_out = SignedOut(sign_in)
+        signed_out = SignedOut(sign_in, "Approvals", "An approval or passkeys page", plain)
         self._approval_page = ApprovalPage(
             links=self._links,
             asks=self._asks,
@@ -140,6 +147,7 @@ class Approvals:
             base=self.base,
             clock=clock,
             second_approvers=second_approvers,
+            display_name=display_name,
             signed_out=signed_out,
         )
         self._passkey_page = PasskeyPage(
@@ -163,12 +171,16 @@ class Approvals:
         ref: str,
         four_eyes: bool = False,
         timeout: float = DEFAULT_DEADLINE,
+        call: str | None = None,
     ) -> Approval | ElicitURL:
         """The signed-in user's passkey approval of exactly `message`, once they gave it
         (taken: this call runs, the next one is asked again); until then the question
         that sends them to the approval page and waits, at most `timeout` seconds from
         the first ask (the deadline). `ref` names the deed (stable across the rounds of a
-        call: "delete acme/web"); `four_eyes` also needs another user's approval."""
+        call: "delete acme/web"); `four_eyes` also needs another user's approval. `call`
+        is the call's identity, the resolver's `IdempotencyKey`: given, the approval is
+        bound to this call by what the call carries, so that no record of the store
+        (nor a writer of it) can make it let another call through."""
         if not isinstance(message, str) or not message.strip() or len(message) > MAX_MESSAGE:
             raise TypeError(
                 f"Approvals.require() needs the words to approve, 1 to {MAX_MESSAGE} characters"
@@ -182,18 +194,34 @@ class Approvals:
                 "An approval is given by a signed-in user with their passkey, and this call "
                 "has none: the server needs MCP authorization, and the client must sign in"
             )
+        if call is not None and (not isinstance(call, str) or not call):
+            raise TypeError(
+                "Approvals.require(call=...) takes the call's IdempotencyKey (a resolver "
+                f"parameter annotated IdempotencyKey), got {call!r}"
+            )
+        if call is not None and self._fallback is LINK_IN_ERROR:
+            raise ToolError(
+                "Approvals.require(call=...) binds an approval to its call, and "
+                'Approvals(without_url_mode="link") has the user approve for the next call: '
+                "use one or the other"
+            )
         tag = self._asks.user_tag(user)
         base = self._asks.base(tag, ref, message)
-        asked = await self._asks.current(base)
-        if asked is not None and asked.four_eyes == bool(four_eyes):
+        eyes = bool(four_eyes)
+        nonce = None if call is None else self._asks.nonce_of_call(base, call, eyes)
+        if nonce is None:
+            asked = await self._asks.current(base)
+        else:
+            asked = await self._asks.find(base, nonce)
+        if asked is not None and asked.four_eyes == eyes:
             said = await self._asks.approvers(asked)
             if all(role in said for role in asked.roles):
-                if await self._asks.take(asked):
+                if await self._asks.take(asked, call_bound=nonce is not None):
                     approvers = tuple(said[role] for role in asked.roles)
                     return Approval(message, approvers, self._clock())
                 asked = None  # another call took it: this one is asked anew
-        if asked is None or asked.four_eyes != bool(four_eyes):
-            asked = await self._asks.open(base, message, user, tag, deadline, bool(four_eyes))
+        if asked is None or asked.four_eyes != eyes:
+            asked = await self._asks.open(base, message, user, tag, deadline, eyes, nonce)
         left = max(math.ceil(asked.deadline - self._clock()), 1)  # whole seconds, as said
         return ElicitURL(
             message,
@@ -229,7 +257,9 @@ class Approvals:
 
 
 def _secure_origin(base_url: object) -> tuple[str, str]:
-    """The origin and host of `base_url`, refused where a browser would refuse WebAuthn."""
+    """The origin and host of `base_url`, refused where a browser would refuse WebAuthn:
+    the pages' rule (HTTPS, plain HTTP only on the loopback; `*.localhost` too, which
+    browsers count as the loopback), and no IP address."""
     if not isinstance(base_url, str) or not base_url:
         raise ApprovalConfigError(
             "Approvals() needs base_url, the server's public origin (its host is the passkeys' "
@@ -237,19 +267,14 @@ def _secure_origin(base_url: object) -> tuple[str, str]:
         )
     parts = urlsplit(base_url)
     host = (parts.hostname or "").lower()
-    if parts.scheme not in ("https", "http") or not host:
-        raise ApprovalConfigError(f"Approvals() base_url must be an http(s) URL, got {base_url!r}")
-    if _is_ip(host):
+    if host and _is_ip(host):
         raise ApprovalConfigError(
             f"Approvals() base_url {base_url!r} names an IP address, which browsers refuse as "
             "a passkey's relying party: use the server's domain (http://localhost:PORT for "
             "a local server)"
         )
-    if parts.scheme == "http" and host != "localhost" and not host.endswith(".localhost"):
-        raise ApprovalConfigError(
-            f"Approvals() base_url {base_url!r} is plain HTTP: passkeys need HTTPS (plain "
-            "HTTP only on localhost)"
-        )
+    if not (parts.scheme == "http" and host.endswith(".localhost")):
+        https_or_loopback(base_url, "Approvals() base_url", ApprovalConfigError)
     return origin_of(base_url), host
 
 

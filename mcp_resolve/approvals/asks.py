@@ -1,18 +1,29 @@
 """An approval a call asks for, the approvers' "yes", and the one call that takes it.
 
 A resolver's `Approvals.require(message, ref=...)` names a deed by the signed-in user, the
-author's `ref` and the digest of the exact words (`base`). The first call that asks for it
-draws a random id (`nonce`): that is "the call" the approval belongs to. The words, the
-asking user, the deadline and whether a second approver is needed are kept sealed under
-(base, nonce); a pointer under `base` lets the next round of the same call, on any worker,
-find the same id, so its link and its question stay the same from round to round.
+author's `ref` and the digest of the exact words (`base`). Each call has its own id for it
+(`nonce`), which is what an approver's passkey signs, with the words and their role:
 
-Each approver's verified "yes" is claimed once under (base, nonce, role). When every
-required "yes" is there, the first run of the resolver to claim `used` under (base, nonce)
-takes the approval and the pointer is dropped: a later call of the same deed draws a new
-id and is asked again, so one approval lets one call through, never two. Past the
-deadline every record of the id is gone (its lifetime), the page refuses its link, and the
-waiting call ends with the tool error of a question not completed in time.
+- given the call's identity (`call=`, the resolver's `IdempotencyKey`), the id is an HMAC
+  of the deed and that identity, which the call carries itself (sealed in its request
+  state, its task's records, or its process), so every round of the call finds the same
+  id on any worker, and no record of the store can make one call's approval match
+  another call;
+- without it, the first call that asks draws a random id and a pointer under `base`,
+  written only where there is none (`add`, atomic: of two calls asking at once, the
+  second joins the first's approval instead of orphaning it), lets the next round of the
+  same call find it. Then the store's records alone say which call an approval is for,
+  and a writer of the store who kept an earlier pointer could hand a given approval to
+  the next call of the same deed within its deadline.
+
+The words, the asking user, the deadline and whether a second approver is needed are kept
+sealed under (base, nonce). Each approver's verified "yes" is claimed once under (base,
+nonce, role). When every required "yes" is there, the resolver takes the approval: `used`
+is claimed under (base, nonce) and the pointer dropped, so a later call of the same deed is
+asked again and one approval lets one call through, never two. Past the deadline every
+record of the id is gone (its lifetime), the page refuses its link, and the waiting call
+ends with the tool error of a question not completed in time. Every record counts against
+the user it is for (`owner=`), so that a store can bound what one user makes it keep.
 """
 
 from __future__ import annotations
@@ -79,6 +90,7 @@ class Asks:
         self._clock = clock
         self._ids = keys.authenticator("mcp_resolve/approvals/elicitation-id")
         self._challenges = keys.authenticator("mcp_resolve/approvals/challenge")
+        self._calls = keys.authenticator("mcp_resolve/approvals/call")
 
     def user_tag(self, user: User) -> str:
         return self._vault.user_tag(user)
@@ -86,11 +98,14 @@ class Asks:
     def base(self, user_tag: str, ref: str, message: str) -> str:
         return self._vault.key("deed", self._audience, user_tag, ref, digest(message))
 
+    def nonce_of_call(self, base: str, call: str, four_eyes: bool) -> str:
+        """The id of the approval of deed `base` for the call whose identity is `call`."""
+        return self._calls.sign(canonical([base, call, bool(four_eyes)]))[:22]
+
     async def current(self, base: str) -> Asked | None:
         """The approval the deed's current call asked for, unless taken or past its deadline."""
-        pointer = await self._vault.load(self._vault.key("ask", base))
-        nonce = pointer.get("n") if isinstance(pointer, dict) else None
-        if not isinstance(nonce, str):
+        nonce = await self._pointer(base)
+        if nonce is None:
             return None
         asked = await self.find(base, nonce)
         if asked is None or await self.used(asked):
@@ -99,28 +114,23 @@ class Asks:
 
     async def find(self, base: str, nonce: str) -> Asked | None:
         """The approval asked under (base, nonce), while its deadline has not passed."""
-        record = await self._vault.load(self._vault.key("asked", base, nonce))
-        if not isinstance(record, dict):
-            return None
-        who = record.get("s")
-        if not (isinstance(who, list) and len(who) == 2 and isinstance(who[0], str)):
-            return None
-        asked = Asked(
-            base,
-            nonce,
-            str(record.get("m", "")),
-            str(record.get("u", "")),
-            User(who[0], who[1] if isinstance(who[1], str) else None),
-            float(record.get("x", 0)),
-            bool(record.get("f")),
-        )
-        return asked if asked.deadline > self._clock() else None
+        asked = await self._load(base, nonce)
+        return asked if asked is not None and asked.deadline > self._clock() else None
 
     async def open(
-        self, base: str, message: str, user: User, user_tag: str, timeout: float, four_eyes: bool
+        self,
+        base: str,
+        message: str,
+        user: User,
+        user_tag: str,
+        timeout: float,
+        four_eyes: bool,
+        nonce: str | None = None,
     ) -> Asked:
-        """A new call's approval: a fresh id, kept until the deadline, and the pointer to it."""
-        nonce = secrets.token_urlsafe(16)
+        """The call's approval, kept until the deadline: under `nonce` (the call's, from
+        `nonce_of_call`), the one an earlier round of the call made, if any; else under a
+        fresh id, with the pointer to it, or the approval of a call that asked at the
+        same moment, if that one won the pointer."""
         deadline = self._clock() + timeout
         record = {
             "m": message,
@@ -130,9 +140,24 @@ class Asks:
             "f": four_eyes,
         }
         keep = timeout + CLOCK_SKEW
-        await self._vault.save(self._vault.key("asked", base, nonce), record, keep)
-        await self._vault.save(self._vault.key("ask", base), {"n": nonce}, keep)
-        return Asked(base, nonce, message, user_tag, user, deadline, four_eyes)
+        if nonce is not None:
+            made = Asked(base, nonce, message, user_tag, user, deadline, four_eyes)
+            key = self._vault.key("asked", base, nonce)
+            if await self._vault.add(key, record, keep, owner=user_tag):
+                return made
+            return await self._load(base, nonce) or made  # made by an earlier round
+        nonce = secrets.token_urlsafe(16)
+        made = Asked(base, nonce, message, user_tag, user, deadline, four_eyes)
+        await self._vault.save(self._vault.key("asked", base, nonce), record, keep, owner=user_tag)
+        pointer = self._vault.key("ask", base)
+        if await self._vault.add(pointer, {"n": nonce}, keep, owner=user_tag):
+            return made
+        joined = await self.current(base)  # another call asked first: share its approval
+        if joined is not None and joined.four_eyes == four_eyes:
+            await self._vault.forget(self._vault.key("asked", base, nonce))
+            return joined
+        await self._vault.save(pointer, {"n": nonce}, keep, owner=user_tag)  # it was over
+        return made
 
     async def used(self, asked: Asked) -> bool:
         """Whether a call took this approval already."""
@@ -142,7 +167,8 @@ class Asks:
         """Record `approver`'s verified yes in `role`, once: False if given already."""
         record = {"s": [approver.subject, approver.issuer], "t": self._clock()}
         keep = max(asked.deadline - self._clock(), 0.0) + CLOCK_SKEW
-        return await self._vault.add(self._key_of_yes(asked, role), record, keep)
+        owner = self.user_tag(approver)
+        return await self._vault.add(self._key_of_yes(asked, role), record, keep, owner=owner)
 
     async def approvers(self, asked: Asked) -> dict[str, User]:
         """Who said yes so far, by role."""
@@ -154,12 +180,16 @@ class Asks:
                 found[role] = User(who[0], who[1] if isinstance(who[1], str) else None)
         return found
 
-    async def take(self, asked: Asked) -> bool:
-        """Whether this run takes the approval (the first to claim it, of every call)."""
+    async def take(self, asked: Asked, *, call_bound: bool = False) -> bool:
+        """Whether this run takes the approval: the first to claim it, of every call; for
+        an approval bound to its call (`call_bound`), any round of that call, the only
+        one whose id it has."""
         keep = max(asked.deadline - self._clock(), 0.0) + CLOCK_SKEW
-        if not await self._vault.add(self._vault.key("used", asked.base, asked.nonce), 1, keep):
-            return False
-        await self._vault.forget(self._vault.key("ask", asked.base))
+        used = self._vault.key("used", asked.base, asked.nonce)
+        if not await self._vault.add(used, 1, keep, owner=asked.user_tag):
+            return call_bound
+        if not call_bound:
+            await self._vault.forget(self._vault.key("ask", asked.base))
         return True
 
     def elicitation_id(self, asked: Asked) -> str:
@@ -172,6 +202,29 @@ class Asks:
             canonical([role, asked.base, asked.nonce, digest(asked.message), asked.user_tag])
         )
         return base64.urlsafe_b64decode(made + "=")
+
+    async def _pointer(self, base: str) -> str | None:
+        pointer = await self._vault.load(self._vault.key("ask", base))
+        nonce = pointer.get("n") if isinstance(pointer, dict) else None
+        return nonce if isinstance(nonce, str) else None
+
+    async def _load(self, base: str, nonce: str) -> Asked | None:
+        """The approval asked under (base, nonce), its deadline passed or not."""
+        record = await self._vault.load(self._vault.key("asked", base, nonce))
+        if not isinstance(record, dict):
+            return None
+        who = record.get("s")
+        if not (isinstance(who, list) and len(who) == 2 and isinstance(who[0], str)):
+            return None
+        return Asked(
+            base,
+            nonce,
+            str(record.get("m", "")),
+            str(record.get("u", "")),
+            User(who[0], who[1] if isinstance(who[1], str) else None),
+            float(record.get("x", 0)),
+            bool(record.get("f")),
+        )
 
     def _key_of_yes(self, asked: Asked, role: str) -> str:
         return self._vault.key("yes", asked.base, asked.nonce, role)

@@ -9,7 +9,7 @@ page. Every other header is the pages' (`pages.routes.HEADERS`): no caching, no 
 to other sites, no framing (a page's button cannot be clicked through another site).
 
 A browser with no user is sent to the server's `SignIn` and back to the page it opened
-(`SignedOut`, as `Pages` does); with none, it is told what is missing.
+(`pages.signed_out`, as every page); with none, it is told what is missing.
 
 Anti-forgery: each form carries an HMAC of the page's link (or the user) and a random
 cookie of this browser (`SameSite=Strict`, `HttpOnly`, scoped to the approvals' path), so
@@ -22,7 +22,6 @@ import base64
 import hashlib
 import html
 import json
-import logging
 from functools import partial
 from typing import Any
 
@@ -30,12 +29,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from ..pages import document as page
-from ..pages.browser import NO_SIGN_IN, SignInStep
 from ..pages.link import canonical
 from ..pages.posted import browser_nonce, checked_form, keep_browser_nonce
 from ..state.keys import Authenticator
 
-logger = logging.getLogger("mcp_resolve")
 MAX_BODY = 32 * 1024
 CSRF_COOKIE = "mcp_resolve_approvals_csrf"
 Form = dict[str, str] | Response  # a checked form, or the page refusing it
@@ -133,28 +130,6 @@ def options_attribute(name: str, options: dict[str, Any]) -> str:
 
 def hidden(name: str, value: str = "") -> str:
     return f'<input type="hidden" name="{name}" value="{html.escape(value)}">'
-
-
-class SignedOut:
-    """The answer to a browser with no user: the server's sign-in and back to the same
-    address (a form sent after the sign-in ended gets the sign-in's page with the link),
-    or, with no `sign_in`, a page saying what is missing, logged once."""
-
-    def __init__(self, sign_in: SignInStep | None) -> None:
-        self.sign_in = sign_in
-        self._told = False
-
-    def answer(self, request: Request) -> Response:
-        if self.sign_in is not None:
-            return self.sign_in.not_signed_in(request)
-        if not self._told:
-            self._told = True
-            logger.warning(
-                "An approval or passkeys page was opened by a browser with no signed-in user, "
-                "and its Approvals has no sign_in=: the user cannot sign in from the link "
-                "(give Approvals(sign_in=SignIn(...)))"
-            )
-        return plain(401, "Sign in first", NO_SIGN_IN)
 
 
 class Forgery:

@@ -36,11 +36,12 @@ from starlette.responses import Response
 from ..pages.browser import BrowserIdentity
 from ..pages.link import canonical, opened_token, signed_token
 from ..pages.routes import store_failed
+from ..pages.signed_out import SignedOut
 from ..state.keys import KeyRing
 from ..user import User
 from .approval_link import ApprovalLinks
 from .ceremony import Ceremony, CeremonyRefused, encode
-from .page_parts import Forgery, SignedOut, document, hidden, options_attribute, plain
+from .page_parts import Forgery, document, hidden, options_attribute, plain
 from .passkeys import MAX_LABEL, Passkey, Stored, UserPasskeys
 from .vault import Vault
 
@@ -168,7 +169,8 @@ class PasskeyPage:
         if state is None:
             return plain(403, "Refused", "This page has expired; open it again.")
         nonce, confirmed = state
-        if not await self.vault.add(self.vault.key("passkeys-page", nonce), 1, PAGE_TTL + 60):
+        claim = self.vault.key("passkeys-page", nonce)
+        if not await self.vault.add(claim, 1, PAGE_TTL + 60, owner=tag):
             return plain(410, "Already used", "This page was used already; open it again.")
         known = await self.passkeys.of(user)
         action, back = form.get("action"), self._back(form.get("back", ""))

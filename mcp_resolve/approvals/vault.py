@@ -70,12 +70,13 @@ class Vault:
         sealed = await self.store.get(key)
         return None if sealed is None else self._open(key, sealed)
 
-    async def save(self, key: str, record: Any, ttl: float) -> None:
-        await self.store.put(key, self._seal(key, record), ttl)
+    async def save(self, key: str, record: Any, ttl: float, *, owner: str | None = None) -> None:
+        """Keep `record` under `key`, counted against `owner` (a user's tag) where given."""
+        await self.store.put(key, self._seal(key, record), ttl, owner=owner)
 
-    async def add(self, key: str, record: Any, ttl: float) -> bool:
+    async def add(self, key: str, record: Any, ttl: float, *, owner: str | None = None) -> bool:
         """Keep `record` under `key` unless one is there already (claimed once)."""
-        return await self.store.add(key, self._seal(key, record), ttl)
+        return await self.store.add(key, self._seal(key, record), ttl, owner=owner)
 
     async def take(self, key: str) -> Any:
         """The record under `key`, removed: the next take finds nothing."""

@@ -12,10 +12,9 @@ and two `ttl`s.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from ..pages.link import canonical, opened_token, signed_token
+from ..pages.link import canonical, opened_token, signed_token, window_end
 from ..state.keys import KeyRing
 from ..user import User
 
@@ -59,7 +58,7 @@ class LinkSigner:
             "u": user_tag,
             "e": self.elicitation_id(user_tag, provider, scopes),
             "a": self._audience,
-            "x": int((math.floor(now / ttl) + 2) * ttl),
+            "x": window_end(now, ttl),
         }
         return signed_token(self._links, payload)
 

@@ -36,6 +36,7 @@ from ..pages.browser import BrowserIdentity, SignInStep, identity_of
 from ..pages.link import Signer
 from ..pages.mounting import mount_routes
 from ..pages.routes import origin_of
+from ..pages.signed_out import SignedOut
 from ..protocol.shared_stores import note
 from ..protocol.signed_in import signed_in_user
 from ..seconds import seconds
@@ -107,6 +108,7 @@ class OAuth:
         self._refresher = Refresher(
             self._vault, self.redirect_url, clock, seconds(refresh_lock, "OAuth(refresh_lock=...)")
         )
+        signed_out = SignedOut(sign_in, "OAuth", "A connect or connections page")
         self._routes = ConnectRoutes(
             signer=self._signer,
             vault=self._vault,
@@ -117,13 +119,13 @@ class OAuth:
             redirect_url=self.redirect_url,
             link_ttl=self.link_ttl,
             clock=clock,
-            sign_in=sign_in,
+            signed_out=signed_out,
         )
         self._connections = ConnectionsPage(
             vault=self._vault,
             refresher=self._refresher,
             browser=self.browser,
-            sign_in=sign_in,
+            signed_out=signed_out,
             providers=self._providers,
             signer=Signer(keys, self.base),
             origin=origin,

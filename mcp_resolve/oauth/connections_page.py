@@ -28,11 +28,12 @@ from functools import partial
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..pages.browser import NO_SIGN_IN, BrowserIdentity, SignInStep
+from ..pages.browser import BrowserIdentity
 from ..pages.document import document, plain
 from ..pages.link import Signer
 from ..pages.posted import browser_nonce, checked_form, keep_browser_nonce
 from ..pages.routes import CSRF_COOKIE, store_failed
+from ..pages.signed_out import SignedOut
 from ..user import User
 from .grants import Unreachable, revoke
 from .provider import OAuthProvider
@@ -56,14 +57,12 @@ class ConnectionsPage:
     origin: str
     path: str
     secure: bool
-    sign_in: SignInStep | None = None
+    signed_out: SignedOut
 
     async def handle(self, request: Request) -> Response:
         user = await self.browser.user_of(request)
-        if user is None:  # to the sign-in and back here, when the server has one
-            if self.sign_in is not None:
-                return self.sign_in.not_signed_in(request)
-            return plain(401, "Sign in first", NO_SIGN_IN)
+        if user is None:  # to the sign-in and back here, or what is missing
+            return self.signed_out.answer(request)
         if request.method == "POST":
             return await self._disconnect(request, user)
         return await self._show(request, user)

@@ -28,9 +28,10 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from ..pages.another_user import another_users_link
-from ..pages.browser import NO_SIGN_IN, BrowserIdentity, SignInStep
+from ..pages.browser import NO_SIGN_IN, BrowserIdentity
 from ..pages.document import HEADERS, plain
 from ..pages.routes import store_failed
+from ..pages.signed_out import SignedOut
 from ..protocol.completion import announce
 from ..user import User
 from .connect_link import LinkSigner
@@ -58,7 +59,7 @@ class ConnectRoutes:
     redirect_url: str
     link_ttl: float
     clock: Callable[[], float]
-    sign_in: SignInStep | None = None
+    signed_out: SignedOut
 
     async def connect(self, request: Request) -> Response:
         link = self.signer.read(str(request.path_params.get("token", "")))
@@ -67,9 +68,10 @@ class ConnectRoutes:
             return plain(404, "Not found", "This link is not valid.")
         if link.expires_at <= self.clock():
             return plain(410, "Link expired", "This link has expired. Ask again from your app.")
-        if self.sign_in is not None and await self.browser.user_of(request) is None:
-            return self.sign_in.not_signed_in(request)  # and back to this link
-        _, refusal = await self._check_user(request, link.user_tag)
+        user = await self.browser.user_of(request)
+        if user is None:  # to the sign-in and back to this link, or what is missing
+            return self.signed_out.answer(request)
+        refusal = self._refusal(user, link.user_tag)
         if refusal is not None:
             return refusal
         try:
@@ -90,9 +92,14 @@ class ConnectRoutes:
             provider = None if pending is None else self.providers.get(str(pending.get("p")))
             if pending is None or provider is None:
                 return used
-            user, refusal = await self._check_user(request, str(pending.get("u", "")))
-            if user is None or refusal is not None:  # left parked for its own user
-                return refusal or plain(401, "Sign in first", "Sign in, then ask again.")
+            user = await self.browser.user_of(request)
+            if user is None:  # no sign-in from here: the return address holds the code
+                ended = "Your sign-in to this server ended. Open the link again."
+                shown = NO_SIGN_IN if self.signed_out.sign_in is None else ended
+                return plain(401, "Sign in first", shown)
+            refusal = self._refusal(user, str(pending.get("u", "")))
+            if refusal is not None:  # left parked for its own user
+                return refusal
             if await self.pending.take(state) is None:  # taken meanwhile (a replay)
                 return used
         except Exception as exc:
@@ -127,15 +134,8 @@ class ConnectRoutes:
             return plain(200, "Connected", "Connected. If your app still waits, ask it again.")
         return plain(200, "Connected", "Connected. You can close this page and return to your app.")
 
-    async def _check_user(
-        self, request: Request, user_tag: str
-    ) -> tuple[User | None, Response | None]:
-        """The browser's user when it is the link's user; otherwise the refusal page."""
-        user = await self.browser.user_of(request)
-        if user is None:
-            ended = "Your sign-in to this server ended. Open the link again."
-            return None, plain(401, "Sign in first", NO_SIGN_IN if self.sign_in is None else ended)
+    def _refusal(self, user: User, user_tag: str) -> Response | None:
+        """None when the browser's `user` is the link's user; otherwise the refusal page."""
         if not user_tag or self.signer.user_tag(user) != user_tag:
-            refused = another_users_link(self.signer.user_tag, user, user_tag, "A connect link")
-            return None, refused
-        return user, None
+            return another_users_link(self.signer.user_tag, user, user_tag, "A connect link")
+        return None

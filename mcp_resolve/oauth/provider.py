@@ -10,19 +10,18 @@ it is first read.
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 import anyio
 import httpx2
 
+from ..pages.secure_url import https_or_loopback
+
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 # RFC 6749 scope-token characters but the comma, which GitHub and Slack separate scopes with
 SCOPE = re.compile(r"[\x21\x23-\x2b\x2d-\x5b\x5d-\x7e]+")
-LOOPBACK_NAMES = {"localhost"}
 AUTH_METHODS = {"client_secret_basic", "client_secret_post", "none"}
 
 
@@ -31,28 +30,8 @@ class OAuthConfigError(ValueError):
 
 
 def secure_url(url: object, what: str) -> str:
-    """`url` when it is HTTPS, or plain HTTP on the loopback (127.0.0.1, ::1, localhost)."""
-    if not isinstance(url, str) or not url:
-        raise OAuthConfigError(f"{what} must be a URL, got {url!r}")
-    parts = urlsplit(url)
-    if not parts.hostname or parts.scheme not in ("https", "http"):
-        raise OAuthConfigError(f"{what} must be an absolute http(s) URL, got {url!r}")
-    if parts.fragment:
-        raise OAuthConfigError(f"{what} must not have a #fragment, got {url!r}")
-    if parts.scheme == "http" and not _loopback(parts.hostname):
-        raise OAuthConfigError(
-            f"{what} must use https (plain http only on 127.0.0.1, ::1 or localhost), got {url!r}"
-        )
-    return url
-
-
-def _loopback(host: str) -> bool:
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    """`url` when it is HTTPS, or plain HTTP on the loopback (the pages' one rule)."""
+    return https_or_loopback(url, what, OAuthConfigError)
 
 
 def scope_set(scopes: Iterable[str] | str, what: str) -> frozenset[str]:

@@ -177,12 +177,20 @@ class SecretForm(Generic[M]):
         }
 
     async def keep(self, link: Link, submitted: dict[str, Any], expires_at: float) -> bool:
-        """Seal what the user submitted and keep it for the resolver (once per question)."""
+        """Seal what the user submitted and keep it for the resolver (once per question);
+        True also when an answer of this user to this question is kept already (the
+        user's earlier POST, which may have failed after it: what they entered first
+        stays), False when what is kept there is not theirs."""
+        binding = self._binding(link.elicitation_id, link.user_tag)
         payload = json.dumps(submitted, separators=(",", ":"), ensure_ascii=True)
-        sealed = self._sealer.seal(
-            payload, binding=self._binding(link.elicitation_id, link.user_tag)
-        )
-        return await self._answers.keep(link.elicitation_id, sealed, expires_at)
+        sealed = self._sealer.seal(payload, binding=binding)
+        if await self._answers.keep(link.elicitation_id, sealed, expires_at):
+            return True
+        kept = await self._answers.read(link.elicitation_id)
+        try:
+            return kept is not None and bool(self._sealer.unseal(kept, binding=binding))
+        except InvalidState:
+            return False
 
     def _binding(self, elicitation_id: str, user_tag: str) -> Binding:
         return Binding(SEAL_METHOD, self.name, elicitation_id, user_tag or None)

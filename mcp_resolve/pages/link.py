@@ -55,6 +55,13 @@ class Link:
     message: str = ""
 
 
+def window_end(now: float, ttl: float) -> int:
+    """The expiry of a link made at `now`: the end of the window of `ttl` seconds after the
+    current one, so the same question has the same link all through a window (a link
+    lives between one and two `ttl`s)."""
+    return int((math.floor(now / ttl) + 2) * ttl)
+
+
 class Signer:
     """Makes and checks the tokens of one set of pages (one audience, one key ring)."""
 
@@ -94,7 +101,6 @@ class Signer:
                 f"a page question's message is at most {MAX_MESSAGE} bytes (its link carries "
                 f"it, encrypted, to show it on the page), got {len(text)}"
             )
-        window = math.floor(now / ttl)
         payload = {
             "v": 1,
             "p": page,
@@ -103,7 +109,7 @@ class Signer:
             "m": self._texts.seal(text, self._context(page, elicitation_id, user_tag)),
             "u": user_tag,
             "a": self._audience,
-            "x": int((window + 2) * ttl),
+            "x": window_end(now, ttl),
         }
         return signed_token(self._links, payload)
 

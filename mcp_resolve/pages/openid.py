@@ -33,7 +33,8 @@ from typing import Any, cast
 import anyio
 
 from ..user import User
-from .sign_in import SignInConfigError, https_or_loopback
+from .secure_url import https_or_loopback
+from .sign_in import SignInConfigError
 from .sign_in_routes import SignInFailed
 
 try:
@@ -91,7 +92,7 @@ class OpenIDConnect:
         timeout: float = 10.0,
         leeway: float = 60.0,
     ) -> None:
-        issuer = https_or_loopback(issuer, "OpenIDConnect issuer")
+        issuer = https_or_loopback(issuer, "OpenIDConnect issuer", SignInConfigError)
         if "?" in issuer:
             raise SignInConfigError(f"OpenIDConnect issuer must have no ?query: {issuer!r}")
         if not isinstance(client_id, str) or not client_id:
@@ -235,7 +236,7 @@ class OpenIDConnect:
             )
         try:
             authorize, token, jwks = (
-                https_or_loopback(document.get(name), f"the provider's {name}")
+                https_or_loopback(document.get(name), f"the provider's {name}", SignInConfigError)
                 for name in ("authorization_endpoint", "token_endpoint", "jwks_uri")
             )
         except SignInConfigError as exc:

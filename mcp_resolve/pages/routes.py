@@ -14,6 +14,14 @@ finished (a record sealed for that question and user, `finished`) and `complete(
 called for it. A store that cannot be asked (`StoreUnavailable`, such as Redis down)
 makes a 503 page that says to try again, and one log line; what was kept before stays.
 
+Each step after the checks can be taken again, so the user's retry after a 503 completes
+what the failed POST began: a form's answer kept by it (sealed for this user and this
+question) counts as this POST's, recording a finished question twice changes nothing,
+and `complete()` is called again for a question already finished, by a replay and by a
+GET of its page as well (a call still waits when the POST that claimed its page failed
+before it called `complete()`; a call that woke already does not wait on it again). The
+replay still gets 410, and what the user entered first stays.
+
 Every response carries the pages' security headers (`document`).
 """
 
@@ -35,12 +43,13 @@ from ..protocol.completion import announce
 from ..state.at_most_once import CLOCK_SKEW
 from ..state.replay_guard import ReplayGuard
 from .another_user import another_users_link
-from .browser import NO_SIGN_IN, BrowserIdentity, SignInStep
+from .browser import BrowserIdentity
 from .document import document, plain
 from .finished import FinishedRecords
 from .form_answers import MemoryPageAnswers, PageAnswers
 from .link import Link, Signer
 from .posted import browser_nonce, checked_form, keep_browser_nonce
+from .signed_out import SignedOut
 
 if TYPE_CHECKING:
     from .forms import SecretForm
@@ -74,8 +83,7 @@ class PageRoutes:
     clock: Callable[[], float]
     answers: PageAnswers = field(default_factory=MemoryPageAnswers)
     forms: dict[str, SecretForm[Any]] = field(default_factory=dict)
-    sign_in: SignInStep | None = None
-    _told: bool = field(default=False, repr=False)  # the missing sign-in, logged once
+    signed_out: SignedOut = field(default_factory=lambda: SignedOut(None, "Pages", "A page"))
 
     async def handle(self, request: Request) -> Response:
         link = self.signer.read(str(request.path_params.get("token", "")))
@@ -94,6 +102,7 @@ class PageRoutes:
             store_failed("A page could not be shown", exc)
             return plain(503, "Try again", "This page cannot be shown now; try again shortly.")
         if done:
+            await self._complete(link)  # once more: the POST that finished it may have failed
             return plain(410, "Already done", "This link was already used.")
         return self._show(request, link)
 
@@ -101,23 +110,11 @@ class PageRoutes:
         if not link.user_tag:
             return None
         user = None if self.browser is None else await self.browser.user_of(request)
-        if user is None:
-            return self._not_signed_in(request)
+        if user is None:  # to the sign-in and back to this link, or what is missing
+            return self.signed_out.answer(request)
         if self.signer.user_tag(user) != link.user_tag:
             return another_users_link(self.signer.user_tag, user, link.user_tag, "A page link")
         return None
-
-    def _not_signed_in(self, request: Request) -> Response:
-        """To the sign-in and back to this link; with no sign-in, what is missing."""
-        if self.sign_in is not None:
-            return self.sign_in.not_signed_in(request)
-        if not self._told:
-            self._told = True
-            logger.warning(
-                "A page was opened by a browser with no signed-in user, and its Pages has no "
-                "sign_in=: the user cannot sign in from the link (give Pages(sign_in=SignIn(...)))"
-            )
-        return plain(401, "Sign in first", NO_SIGN_IN)
 
     def _show(
         self,
@@ -160,7 +157,7 @@ class PageRoutes:
             submitted, errors = form_page.check(form)
             if submitted is None:
                 return self._show(request, link, errors, form_page.echo(form))
-            try:
+            try:  # kept now, or by this user's earlier POST of this question
                 kept = await form_page.keep(link, submitted, expires)
             except Exception as exc:
                 store_failed("A form page's answer could not be kept", exc)
@@ -177,14 +174,21 @@ class PageRoutes:
         except Exception as exc:
             store_failed("A page could not be finished", exc)
             return plain(503, "Try again", "This page could not be finished now; try again.")
+        completed = await self._complete(link)  # a replay too: its first POST may have failed
         if not first:
             return plain(410, "Already done", "This link was already used.")
+        if not completed:
+            return plain(200, "Done", "Done. If your app still waits, ask it to try again.")
+        return plain(200, "Done", "Done. You can close this page and return to your app.")
+
+    async def _complete(self, link: Link) -> bool:
+        """`complete()` for the link's question, finished; False if the bus failed."""
         try:
             await announce(link.elicitation_id)
         except Exception as exc:  # the completion bus failed: the waiting call may not wake
             store_failed("A finished page could not complete its question", exc)
-            return plain(200, "Done", "Done. If your app still waits, ask it to try again.")
-        return plain(200, "Done", "Done. You can close this page and return to your app.")
+            return False
+        return True
 
 
 def store_failed(what: str, exc: Exception) -> None:

@@ -24,12 +24,11 @@ and `oauth.mount()` do it too).
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import time
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -46,6 +45,7 @@ from .mounting import mount_routes
 from .pending_sign_in import PendingSignIns
 from .return_address import return_path, return_url
 from .routes import origin_of
+from .secure_url import https_or_loopback
 from .sign_in_routes import IdentityProvider, SignInRoutes
 
 DEFAULT_PATH = "/mcp-resolve/sign-in"
@@ -57,32 +57,6 @@ PARAM = re.compile(r"[A-Za-z0-9_.-]{1,40}")
 class SignInConfigError(ValueError):
     """A `SignIn` (or `OpenIDConnect`) that could never sign anyone in safely, found when
     it is built; the message names the setting."""
-
-
-def https_or_loopback(url: object, what: str) -> str:
-    """`url` when it is an absolute HTTPS URL, or plain HTTP on 127.0.0.1, ::1 or
-    localhost (a server or provider run beside the browser, in development and tests)."""
-    if not isinstance(url, str) or not url:
-        raise SignInConfigError(f"{what} must be a URL, got {url!r}")
-    parts = urlsplit(url)
-    if not parts.hostname or parts.scheme not in ("https", "http"):
-        raise SignInConfigError(f"{what} must be an absolute http(s) URL, got {url!r}")
-    if parts.fragment or parts.username or parts.password:
-        raise SignInConfigError(f"{what} must have no #fragment and no user:password@")
-    if parts.scheme == "http" and not _loopback(parts.hostname):
-        raise SignInConfigError(
-            f"{what} must use https (plain http only on 127.0.0.1, ::1 or localhost), got {url!r}"
-        )
-    return url
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class SignIn:
@@ -129,7 +103,7 @@ class SignIn:
                 "SignIn() needs base_url, the server's public origin as browsers reach it "
                 "(https://mcp.example): sign-ins return there and nowhere else"
             )
-        self.origin = origin_of(https_or_loopback(base_url, "SignIn() base_url"))
+        self.origin = origin_of(https_or_loopback(base_url, "SignIn() base_url", SignInConfigError))
         if (openid is None) == (login_url is None):
             raise SignInConfigError(
                 "SignIn() needs exactly one of openid=OpenIDConnect(issuer, client_id=...) "
@@ -257,4 +231,4 @@ class SignIn:
             if return_path(login_url, self.origin) is None:
                 raise SignInConfigError(f"SignIn() login_url is not a plain path: {login_url!r}")
             return self.origin + login_url
-        return https_or_loopback(login_url, "SignIn() login_url")
+        return https_or_loopback(login_url, "SignIn() login_url", SignInConfigError)

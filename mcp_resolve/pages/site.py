@@ -37,6 +37,8 @@ from .link import Signer, digest
 from .mounting import mount_routes
 from .page_stores import PageStores, check_answers, check_together, chosen, mounted
 from .routes import PageRoutes, PageText, origin_of
+from .secure_url import https_or_loopback
+from .signed_out import SignedOut
 
 DEFAULT_PATH = "/mcp-resolve/pages"
 DEFAULT_TTL = 600.0
@@ -52,8 +54,9 @@ class Pages:
     """Pages this server serves at `<base_url><path>/<token>`, for its URL questions.
 
     `keys` signs the links (the server's `KeyRing`; the same keys on every worker).
-    `base_url` is the server's public origin as browsers reach it; it is also the
-    audience links are bound to. `ttl` bounds a link's life (between one and two `ttl`s,
+    `base_url` is the server's public origin as browsers reach it (HTTPS; plain HTTP only
+    on the loopback, where its cookies cannot be `Secure`); it is also the audience links
+    are bound to. `ttl` bounds a link's life (between one and two `ttl`s,
     see `link`). `sign_in` (a `SignIn`) sends a browser with no user to sign in and back
     to the link; without it, such a browser is told what is missing. `browser` says how a
     browser proves its user (by default `sign_in`'s cookie, or a `SignedInCookie` that
@@ -89,9 +92,7 @@ class Pages:
     ) -> None:
         if not isinstance(keys, KeyRing):
             raise TypeError(f"Pages() needs the server's KeyRing, got {keys!r}")
-        origin = origin_of(base_url)
-        if not origin.startswith(("https://", "http://")) or origin.endswith("://"):
-            raise ValueError(f"Pages() base_url must be an http(s) URL, got {base_url!r}")
+        origin = origin_of(https_or_loopback(base_url, "Pages() base_url"))
         if not path.startswith("/") or path.endswith("/") or "{" in path:
             raise ValueError(f"Pages() path must start with / and not end with one, got {path!r}")
         self.ttl = seconds(ttl, "Pages(ttl=...)")
@@ -119,7 +120,7 @@ class Pages:
             path=path,
             secure=origin.startswith("https://"),
             clock=clock,
-            sign_in=sign_in,
+            signed_out=SignedOut(sign_in, "Pages", "A page"),
         )
 
     def ask(

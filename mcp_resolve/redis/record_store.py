@@ -57,11 +57,13 @@ class RedisRecordStore:
             raw = await self.redis.mget([self.prefix + key for key in keys])
         return [_text(each) for each in raw]
 
-    async def put(self, key: str, value: str, ttl: float) -> None:
+    async def put(self, key: str, value: str, ttl: float, *, owner: str | None = None) -> None:
+        """Keep `value` for `ttl` seconds (`owner` is not counted here: bound Redis's
+        memory with `maxmemory`)."""
         with self.asking():
             await self.redis.set(self.prefix + key, value, px=_ms(ttl))
 
-    async def add(self, key: str, value: str, ttl: float) -> bool:
+    async def add(self, key: str, value: str, ttl: float, *, owner: str | None = None) -> bool:
         """Keep `value` unless `key` holds one already; True if kept (`SET NX`)."""
         with self.asking():
             done = await self.redis.set(self.prefix + key, value, px=_ms(ttl), nx=True)

@@ -175,8 +175,8 @@ async def test_a_call_without_a_signed_in_user_is_refused() -> None:
     [
         ("http://127.0.0.1:8000", {}, "names an IP address"),
         ("https://[::1]:8000", {}, "names an IP address"),
-        ("http://tools.example.com", {}, "plain HTTP"),
-        ("ftp://tools.example.com", {}, r"must be an http\(s\) URL"),
+        ("http://tools.example.com", {}, r"base_url must use https \(plain http only on"),
+        ("ftp://tools.example.com", {}, r"must be an absolute http\(s\) URL"),
         ("https://tools.example.com", {"rp_id": "example.org"}, "parent domain"),
         ("https://tools.example.com", {"without_url_mode": "form"}, "never stands in"),
     ],
@@ -186,6 +186,35 @@ def test_an_approvals_that_could_not_keep_its_promise_is_refused_when_built(
 ) -> None:
     with pytest.raises(ApprovalConfigError, match=says):
         Approvals(KeyRing(KEY), base, **options)  # type: ignore[arg-type]
+
+
+class EarlierStore:
+    """A store of one's own written for the contract before `owner=`."""
+
+    async def get(self, key: str) -> str | None:
+        return None
+
+    async def put(self, key: str, value: str, ttl: float) -> None:
+        pass
+
+    async def add(self, key: str, value: str, ttl: float) -> bool:
+        return True
+
+    async def take(self, key: str) -> str | None:
+        return None
+
+    async def delete(self, key: str) -> None:
+        pass
+
+
+def test_a_store_that_cannot_be_told_whose_record_it_keeps_is_refused_when_built() -> None:
+    """It would fail on the first approval; refused when `Approvals` is built instead."""
+    with pytest.raises(
+        TypeError, match=r"EarlierStore.put\(\) must accept the keyword argument owner="
+    ):
+        Approvals(KeyRing(KEY), "http://localhost:8000", store=EarlierStore())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"needs async get, put, add, take and delete"):
+        Approvals(KeyRing(KEY), "http://localhost:8000", store=object())  # type: ignore[arg-type]
 
 
 def test_the_package_imports_without_fido2_and_the_approvals_say_which_extra() -> None:

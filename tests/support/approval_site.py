@@ -7,7 +7,9 @@ take no IP address as a passkey's relying party) and three tools:
 
 - `delete_repository(repo)`, behind `approvals.require(f"Delete repository {repo}")`;
 - `transfer(amount)`, behind a four-eyes approval;
-- `quick_delete(repo)`, the same as the first with a 2-second deadline.
+- `quick_delete(repo)`, the same as the first with a 2-second deadline;
+- `bound_delete(repo)`, the same as the first, its approval bound to the call
+  (`require(..., call=key)`, the resolver's `IdempotencyKey`).
 
 `GET /signed-in?user=NAME` is the server's sign-in step (it sets the `SignedInCookie`; a
 demo's, trusting the query). With `provider=` (`support.oidc_provider`) the server has
@@ -35,7 +37,7 @@ from mcp.server.request_state import RequestStateSecurity
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from mcp_resolve import ElicitURL, Resolve, User
+from mcp_resolve import ElicitURL, IdempotencyKey, Resolve, User
 from mcp_resolve.approvals import Approval, Approvals, ApprovalStore
 from mcp_resolve.mcp import resolved
 from mcp_resolve.pages import SignedInCookie, SignIn
@@ -97,6 +99,17 @@ async def quick_delete(repo: str, approval: Annotated[Approval, Resolve(quick_de
     return f"Deleted {repo}."
 
 
+async def bound_deletion(repo: str, call: IdempotencyKey) -> Approval | ElicitURL:
+    return await SITES[-1].approvals.require(
+        f"Delete repository {repo} for good", ref=f"bound {repo}", call=call
+    )
+
+
+async def bound_delete(repo: str, approval: Annotated[Approval, Resolve(bound_deletion)]) -> str:
+    SITES[-1].ran.append(f"deleted {repo}")
+    return f"Deleted {repo} for good."
+
+
 @contextlib.asynccontextmanager
 async def approval_site(
     *,
@@ -129,7 +142,7 @@ async def approval_site(
         token_verifier=Verifier() if provider is None else ProviderTokens(provider),
         request_state_security=RequestStateSecurity(keys=list(secrets)),
     )
-    for tool in (delete_repository, transfer, quick_delete):
+    for tool in (delete_repository, transfer, quick_delete, bound_delete):
         server.tool()(resolved(tool))
     approvals.mount(server)
     if provider is None:

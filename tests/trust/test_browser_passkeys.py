@@ -84,7 +84,7 @@ async def test_four_eyes_take_a_second_user_with_their_own_passkey(
         assert not results  # one approval is not four eyes
         await bob.open(second)
         shown = await bob.text()
-        assert "alice asks you, as the second person, to approve exactly this:" in shown
+        assert "Another user asks you, as the second person, to approve exactly this:" in shown
         assert "Transfer 900 EUR to the supplier" in shown
         await bob.click("Approve with your passkey")
         assert "Approved." in await bob.text()

@@ -406,6 +406,17 @@ def test_a_sign_in_that_could_not_be_kept_safe_is_refused_when_built() -> None:
     )
 
 
+def test_pages_over_plain_http_off_the_loopback_are_refused_when_built() -> None:
+    """Their cookies could not be `Secure`, and a secret typed on them would cross the
+    network in clear: the pages' one rule, as SignIn's, OAuth's and Approvals'."""
+    with pytest.raises(ValueError, match=re.escape("Pages() base_url must use https (plain")):
+        Pages(KEYS, "http://mcp.example")
+    with pytest.raises(ValueError, match=re.escape("Pages() base_url must be an absolute")):
+        Pages(KEYS, "ftp://mcp.example")
+    for local in ("http://localhost:8000", "http://127.0.0.1:8000", "http://[::1]:8000"):
+        assert Pages(KEYS, local).base == local + "/mcp-resolve/pages"
+
+
 def test_the_sign_in_cookie_is_secure_wherever_the_server_is_https() -> None:
     response = Response()
     sign_in = SignIn(KEYS, "https://mcp.example", login_url="https://login.example/in")
