@@ -138,8 +138,10 @@ class PaymentProvider:
         self.webhook = f"{base}/webhooks/payments"
         self.secret = secret
 
-    def pays_soon(self, checkout: str) -> None:
-        threading.Timer(1.0, self.report, (checkout.rsplit("/", 1)[-1],)).start()
+    def pays_soon(self, checkout: str) -> threading.Thread:
+        payment = threading.Timer(1.0, self.report, (checkout.rsplit("/", 1)[-1],))
+        payment.start()
+        return payment
 
     def report(self, session: str) -> None:
         event = {"id": f"evt-{session}", "type": "checkout.paid", "session": session}
@@ -162,8 +164,9 @@ def make_callback(browser: UsersBrowser, payments: PaymentProvider, interactive:
         if isinstance(params, types.ElicitRequestURLParams):
             action = await consent_to_open(params.message, params.url, interactive)
             if action == "accept":
-                if params.url.startswith(PAYMENTS):
-                    payments.pays_soon(params.url)
+                if params.url.startswith(PAYMENTS):  # settled with the browser's steps, so
+                    # the webhook's answer is told before the result the server sent first
+                    browser.threads.append(payments.pays_soon(params.url))
                 else:
                     browser.follow(params.url)
             return types.ElicitResult(action=action)

@@ -155,9 +155,18 @@ class PaymentProvider:
     def __init__(self, url: str, secret: str) -> None:
         self.webhook = url.removesuffix("/mcp") + "/webhooks/payments"
         self.secret = secret
+        self.payments: list[threading.Timer] = []
 
     def pays_soon(self, booking: str) -> None:
-        threading.Timer(1.0, self.report, (booking,)).start()
+        payment = threading.Timer(1.0, self.report, (booking,))
+        payment.start()
+        self.payments.append(payment)
+
+    def settle(self) -> None:
+        """Wait for the reports sent, so that what the webhook answered is told before the
+        call's result (the server may answer the call before the report's response)."""
+        while self.payments:
+            self.payments.pop().join(30)
 
     def report(self, booking: str) -> None:
         event = {
@@ -225,27 +234,28 @@ def make_sampling(interactive: bool) -> SamplingFnT:
 @contextlib.asynccontextmanager
 async def connect(
     server: str, transport: str, mode: str, interactive: bool, sampling: bool, webhook: bool
-) -> AsyncIterator[Client]:
+) -> AsyncIterator[tuple[Client, Callable[[], None] | None]]:
+    """A client of `server`, and what to wait for before telling a result (the payment
+    provider's reports, for a section with a webhook)."""
     callbacks: dict[str, Any] = {"elicitation_callback": make_callback(interactive)}
     if sampling:
         callbacks["sampling_callback"] = make_sampling(interactive)
     if webhook:  # the provider reaches the server over HTTP, whatever the client's transport
         secret = secrets.token_urlsafe(32)
         async with async_http_server(server, env={"BISTRO_WEBHOOK_SECRET": secret}) as url:
-            callbacks["elicitation_callback"] = make_callback(
-                interactive, PaymentProvider(url, secret)
-            )
+            provider = PaymentProvider(url, secret)
+            callbacks["elicitation_callback"] = make_callback(interactive, provider)
             async with Client(url, mode=mode, **callbacks) as client:
-                yield client
+                yield client, provider.settle
         return
     if transport == "stdio":
         path = await anyio.to_thread.run_sync(example_path, server)  # it looks at the disk
         params = StdioServerParameters(command=sys.executable, args=[str(path)])
         async with Client(params, mode=mode, **callbacks) as client:
-            yield client
+            yield client, None
         return
     async with async_http_server(server) as url, Client(url, mode=mode, **callbacks) as client:
-        yield client
+        yield client, None
 
 
 async def run(transports: list[str], modes: list[str], interactive: bool) -> None:
@@ -259,9 +269,9 @@ async def run(transports: list[str], modes: list[str], interactive: bool) -> Non
                     continue
                 async with connect(
                     section.server, transport, mode, interactive, section.sampling, section.webhook
-                ) as client:
+                ) as (client, settle):
                     for tool, arguments in section.calls:
-                        await tell(client, tool, arguments)
+                        await tell(client, tool, arguments, settle=settle)
 
 
 async def signed_in(section: Section, mode: str, interactive: bool) -> None:
@@ -288,7 +298,7 @@ async def tell(
     settle: Callable[[], None] | None = None,
 ) -> None:
     """One call: the tool and its arguments, the questions and answers, then the result
-    (after what the user's browser did meanwhile, `settle`)."""
+    (after what the user's browser or the payment provider did meanwhile, `settle`)."""
     print(f"  {tool}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})")
     try:
         result = await client.call_tool(tool, arguments)
