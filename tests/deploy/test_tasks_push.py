@@ -363,7 +363,7 @@ async def test_a_failover_s_answers_are_hiccups_to_a_stream(redis_server: RedisS
     assert [down.status_code, read_only.status_code] == ["MASTERDOWN", "READONLY"]
     assert isinstance(down, BROKEN)
     assert isinstance(read_only, BROKEN)
-    assert wrong.value.status_code == "WRONGTYPE"
+    assert str(wrong.value).startswith("WRONGTYPE")  # redis-py 8.0 gives it no status_code
     assert not isinstance(wrong.value, BROKEN)
 
 

@@ -19,8 +19,8 @@ import pytest
 
 SCRIPT = Path(__file__).resolve().parent.parent / "support" / "first_round_calls.py"
 GENERATIONS = ("2026-07-28", "legacy")
-FIRST_ROUND = "first_round.<locals>.run"
-ROUNDS = {"ToolFlow.modern", "ToolFlow.legacy_call"}
+FIRST_ROUND = "first_round:run"
+ROUNDS = {"flow:modern", "flow:legacy_call"}
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ def test_a_call_that_carries_nothing_runs_without_the_flows_round(
     assert (call["error"], call["text"], call["runs"]) == (False, "3", {"double": 1})
     assert FIRST_ROUND in call["ran"]
     assert not ROUNDS & set(call["ran"])
-    assert "first_round.<locals>.connection" not in call["ran"]  # no Connection made
+    assert "first_round:connection" not in call["ran"]  # no Connection made
 
 
 @pytest.mark.parametrize("mode", GENERATIONS)
@@ -63,15 +63,15 @@ def test_a_question_on_the_first_walk_goes_on_in_the_legacy_round_with_nothing_r
     call = seen["asks legacy"]
     assert (call["error"], call["text"], call["events"]) == (False, "Ann 2", ["asked"])
     assert call["runs"] == {"ask_name": 1, "double": 1}
-    assert {FIRST_ROUND, "ToolFlow.legacy_call"} <= set(call["ran"])
-    assert "ToolFlow.start" not in call["ran"]  # the first walk's resolution, not a new one
+    assert {FIRST_ROUND, "flow:legacy_call"} <= set(call["ran"])
+    assert "flow:start" not in call["ran"]  # the first walk's resolution, not a new one
 
 
 def test_a_question_on_the_first_walk_is_returned_by_the_2026_round(seen: dict[str, Any]) -> None:
     call = seen["asks 2026-07-28"]
     assert (call["error"], call["text"], call["events"]) == (False, "Ann 2", ["asked"])
     assert call["runs"] == {"ask_name": 2, "double": 2}  # once a round, two rounds
-    assert {FIRST_ROUND, "ToolFlow.modern"} <= set(call["ran"])
+    assert {FIRST_ROUND, "flow:modern"} <= set(call["ran"])
 
 
 def test_a_body_that_asks_on_its_own_on_the_first_round_gets_its_answer(

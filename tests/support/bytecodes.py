@@ -38,6 +38,14 @@ def ours(frame: FrameType) -> bool:
     return isinstance(module, str) and module.startswith("mcp_resolve.")
 
 
+def function_of(frame: FrameType) -> str:
+    """`module:function` ("flow:modern", "first_round:run"): the same on every Python
+    (3.10's code objects have no `co_qualname`)."""
+    module = frame.f_globals.get("__name__")
+    where = module.rsplit(".", 1)[-1] if isinstance(module, str) else "?"
+    return f"{where}:{frame.f_code.co_name}"
+
+
 async def count(call: Callable[[], Awaitable[Any]]) -> tuple[int, int, Counter[str]]:
     """(frames, bytecodes, bytecodes by function) of mcp_resolve's code during `call()`."""
     frames = 0
@@ -45,8 +53,7 @@ async def count(call: Callable[[], Awaitable[Any]]) -> tuple[int, int, Counter[s
 
     def local(frame: FrameType, event: str, arg: Any) -> Any:
         if event == "opcode":
-            code = frame.f_code
-            by_function[getattr(code, "co_qualname", code.co_name)] += 1
+            by_function[function_of(frame)] += 1
         return local
 
     def tracer(frame: FrameType, event: str, arg: Any) -> Any:

@@ -115,9 +115,7 @@ class Changes:
         await self.listening()
         pubsub = self._pubsub
         if new and pubsub is not None:
-            # On a broken connection: the subscription, established again, follows them.
-            with contextlib.suppress(*BROKEN):
-                await pubsub.subscribe(*new)
+            await self._change(pubsub.subscribe, new)
         with anyio.fail_after(_CONFIRM):
             for channel in channels:
                 await self._confirmed[channel].wait()
@@ -134,8 +132,19 @@ class Changes:
                 gone.append(channel)
         pubsub = self._pubsub
         if gone and pubsub is not None:
-            with contextlib.suppress(*BROKEN):
-                await pubsub.unsubscribe(*gone)
+            await self._change(pubsub.unsubscribe, gone)
+
+    async def _change(self, change: Callable[..., Any], channels: list[str]) -> None:
+        """(Un)subscribe `channels`. On a connection that broke, the subscription starts
+        over: established again, it follows every followed channel. redis-py may reconnect
+        the connection right here while the listener reads it, which asyncio refuses with a
+        RuntimeError (seen with redis-py 8.0): the same break, not a stream's failure."""
+        try:
+            await change(*channels)
+        except (*BROKEN, RuntimeError) as exc:
+            logger.warning("Task push: the subscription to task changes broke (%s)", exc)
+            await self._stop()
+            await self.listening()
 
     async def listening(self) -> None:
         """Subscribe once for this process, and wait until Redis confirmed it."""
@@ -156,6 +165,9 @@ class Changes:
 
     async def aclose(self) -> None:
         self._closing = True
+        await self._stop()
+
+    async def _stop(self) -> None:
         listener, self._listener = self._listener, None
         if listener is not None:
             listener.cancel()
