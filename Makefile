@@ -89,12 +89,12 @@ find-python = py=$$(pyenv prefix "$$(pyenv latest $(1) 2>/dev/null)" 2>/dev/null
 		-e ".[dev]" | $(PROGRESS)
 	@touch $@
 
-# The wheel test (tests/tooling/test_wheel.py), the TypeScript client's (marker typescript) and
-# the browser's (marker browser) run on the default Python only: the wheel test builds and
-# installs the package, which takes minutes, and the packaging, like the wire the TypeScript
-# client and the browser see, is the same on every Python.
+# The wheel test (tests/tooling/test_wheel.py), the TypeScript client's (marker typescript),
+# the browser's (marker browser) and the soak, chaos, load and demo tests (marker slow) run on
+# the default Python only: each takes minutes, and the packaging, the wire the TypeScript
+# client and the browser see, and what a soak measures are the same on every Python.
 test-%: .venv-%/.installed redis-server haproxy
-	.venv-$*/bin/python $(PYTEST) -m "not wheel and not typescript and not browser"
+	.venv-$*/bin/python $(PYTEST) -m "not wheel and not typescript and not browser and not slow"
 
 # The fastmcp host on fastmcp's 4.2 line, in .venv-fastmcp42: fastmcp-tasks pins fastmcp-slim
 # to its own version and has no 4.2 release, so `dev` (like the tasks extra) holds fastmcp at
@@ -116,7 +116,7 @@ $(F42)/.installed: pyproject.toml $(CONSTRAINTS) .ci/fastmcp42.py
 test-fastmcp42: $(F42)/.installed redis-server
 	$(F42)/bin/python -c "from importlib.metadata import version as v; \
 		assert v('fastmcp') == '$(FASTMCP42)' and v('fastmcp-slim') == '$(FASTMCP42)', v('fastmcp')"
-	$(F42)/bin/python $(PYTEST) -k fastmcp -m "not wheel and not typescript and not browser" \
+	$(F42)/bin/python $(PYTEST) -k fastmcp -m "not wheel and not typescript and not browser and not slow" \
 		tests/hosts tests/core tests/trust tests/tooling tests/state
 
 # The suite with every dependency we declare at its lower bound (.ci/lowest.py turns
@@ -135,7 +135,7 @@ $(LOWEST)/.installed: pyproject.toml .ci/lowest.py
 	@touch $@
 
 test-lowest: $(LOWEST)/.installed redis-server haproxy
-	$(LOWEST)/bin/python $(PYTEST) -m "not wheel and not typescript and not browser"
+	$(LOWEST)/bin/python $(PYTEST) -m "not wheel and not typescript and not browser and not slow"
 
 # The suite, the type checker and the linter on the newest release of every dependency
 # (constraints.txt ignored), in a .venv-latest made anew each time: tells when an upstream
@@ -149,7 +149,7 @@ test-latest: redis-server haproxy
 		-e ".[dev]" | $(PROGRESS)
 	$(LATEST)/bin/python -m mypy --strict mcp_resolve
 	$(LATEST)/bin/python -m ruff check .
-	$(LATEST)/bin/python $(PYTEST) -m "not wheel and not typescript and not browser"
+	$(LATEST)/bin/python $(PYTEST) -m "not wheel and not typescript and not browser and not slow"
 
 # constraints.txt anew: a fresh venv per supported Python with the newest releases
 # pyproject.toml admits, their `pip freeze` merged by .ci/lock.py (a pin that differs

@@ -41,7 +41,7 @@ from mcp_resolve import Elicit, Resolve
 from mcp_resolve.lowlevel import KeyRing, ResolvedTools
 from mcp_resolve.mcp import resolved, uses_resolve
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # the default Python only
 
 HOSTS = ("mcpserver", "lowlevel")
 MODES = ("legacy", "2026-07-28")

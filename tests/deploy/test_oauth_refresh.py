@@ -40,7 +40,7 @@ from mcp_resolve.oauth.redis_store import RedisOAuthStore
 from mcp_resolve.pages import SignedInCookie
 from mcp_resolve.seal import KeyRing
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # the default Python only
 
 PUBLIC = "http://127.0.0.1:1"  # the address the links and the redirect name
 USERS = ("alice", "bob")

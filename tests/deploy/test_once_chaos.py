@@ -57,7 +57,7 @@ from support.tasks_processes import free_port
 if sys.version_info < (3, 11):  # pragma: no cover - anyio's backport on Python 3.10
     from exceptiongroup import BaseExceptionGroup
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # the default Python only
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKERS = ROOT / "tests" / "support" / "once_workers.py"

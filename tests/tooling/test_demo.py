@@ -10,6 +10,8 @@ from mcp import Client, StdioServerParameters
 from mcp_resolve import demo
 from mcp_resolve.demo.accounts import NOTIFIER_KEY
 
+pytestmark = pytest.mark.slow  # every example, minutes: the default Python only
+
 # One run of the demo for the module: `make test` keeps each file on one xdist worker.
 
 
