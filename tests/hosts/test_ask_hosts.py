@@ -3,11 +3,13 @@ every host (MCPServer with @resolved, ResolvingMCPServer, the low-level Server, 
 both protocol generations, through each host's real client."""
 
 import importlib.util
+from importlib.metadata import version
 from typing import Annotated, Any, Literal
 
 import pytest
 from mcp import Client
 from mcp.server import MCPServer, Server
+from mcp.shared.exceptions import MCPError
 from pydantic import Field
 from support.hosts import MODES, answering, fastmcp_answering, text_of
 
@@ -122,12 +124,22 @@ async def test_asked_parameters_stay_in_the_input_schema_with_their_constraints_
     assert shown == ({None} if host == "fastmcp" else {"none shown"})
 
 
+def _fastmcp_line() -> tuple[int, ...]:
+    return tuple(int(part) for part in version("fastmcp").split(".")[:2])
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("host", HOSTS)
 async def test_an_answer_outside_the_parameters_constraints_is_refused(
     host: str, mode: str
 ) -> None:
     arguments = {"project": "web", "env": "staging"}
+    if (host, mode) == ("fastmcp", "2026-07-28") and _fastmcp_line() >= (4, 2):
+        # fastmcp 4.2's own client checks a 2026-07-28 answer against the question's schema
+        # before it sends it (4.1's, in the main venv, sends it and the server refuses it)
+        with pytest.raises(MCPError, match="9 is greater than the maximum of 5"):
+            await call(host, mode, arguments, accept(replicas=9), asked=[])
+        return
     result, _ = await call(host, mode, arguments, accept(replicas=9), asked=[])
     assert result.is_error
     assert "ask_replicas" in text_of(result)

@@ -50,7 +50,12 @@ def test_it_is_generic_in_its_lifespans_value_as_the_sdks_server_is() -> None:
 
 
 def test_a_typed_lifespan_server_passes_mypy_strict(tmp_path: Path) -> None:
-    out, err, status = mypy.run(["--strict", "--cache-dir", str(tmp_path), str(TYPED)])
+    # cryptography is not what this checks, and the stubs of its lowest version we admit
+    # (45) use Python 3.12's `type` statement, which mypy refuses when it checks for 3.10
+    config = tmp_path / "mypy.ini"
+    config.write_text("[mypy]\nstrict = True\n\n[mypy-cryptography.*]\nfollow_imports = skip\n")
+    args = ["--config-file", str(config), "--cache-dir", str(tmp_path / "cache"), str(TYPED)]
+    out, err, status = mypy.run(args)
     assert (status, err) == (0, ""), out
 
 
