@@ -21,15 +21,11 @@ to the payment provider's checkout is paid by the stand-in provider a second lat
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import importlib.util
-import json
 import re
 import secrets
 import threading
 import time
-import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -40,6 +36,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.client import ClientRequestContext
 
+from .payments import pay_soon
 from .processes import entered_in_thread, free_port, http_server
 from .terminal import Dismissed, consent_to_open, fill_form
 from .user_session import NEEDS, USER, mcp_client, openid_provider, provider_token
@@ -131,27 +128,16 @@ class UsersBrowser:
 
 class PaymentProvider:
     """Stands in for the connector's payment provider: a checkout opened by the user is
-    paid a second later, reported to the connector's webhook, signed with the secret the
-    two share, from a thread of its own."""
+    paid a moment later and reported to the connector's webhook (`payments`)."""
 
     def __init__(self, base: str, secret: str) -> None:
         self.webhook = f"{base}/webhooks/payments"
         self.secret = secret
 
     def pays_soon(self, checkout: str) -> threading.Thread:
-        payment = threading.Timer(1.0, self.report, (checkout.rsplit("/", 1)[-1],))
-        payment.start()
-        return payment
-
-    def report(self, session: str) -> None:
+        session = checkout.rsplit("/", 1)[-1]
         event = {"id": f"evt-{session}", "type": "checkout.paid", "session": session}
-        body = json.dumps({**event, "created": time.time()}).encode()
-        signature = hmac.new(self.secret.encode(), body, hashlib.sha256).hexdigest()
-        request = urllib.request.Request(
-            self.webhook, data=body, headers={"X-Signature": signature}, method="POST"
-        )
-        with urllib.request.urlopen(request, timeout=10) as response:
-            print(f"    (the payment provider reports it: webhook answered {response.status})")
+        return pay_soon(self.webhook, self.secret, {**event, "created": time.time()})
 
 
 def make_callback(browser: UsersBrowser, payments: PaymentProvider, interactive: bool) -> Any:

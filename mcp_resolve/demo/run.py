@@ -16,15 +16,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
-import hmac
-import json
 import runpy
 import secrets
 import sys
 import threading
 import time
-import urllib.request
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -39,6 +35,7 @@ from mcp.client.session import ElicitationFnT, SamplingFnT
 from mcp.shared.exceptions import MCPError
 
 from .accounts import missing, signed_in_client
+from .payments import pay_soon
 from .processes import async_http_server, example_names, example_path
 from .repositories import approving_client
 from .repositories import missing as passkeys_missing
@@ -149,39 +146,23 @@ def scripted_content(message: str, schema: dict[str, Any]) -> dict[str, Any]:
 
 class PaymentProvider:
     """Stands in for the payment provider of `examples/bistro.py`: once the user has opened
-    the payment page, it reports the payment to the server's webhook, signed with the secret
-    the two share, a second later (the user paying), from a thread of its own."""
+    the payment page, it reports the payment to the server's webhook (`payments`)."""
 
     def __init__(self, url: str, secret: str) -> None:
         self.webhook = url.removesuffix("/mcp") + "/webhooks/payments"
         self.secret = secret
-        self.payments: list[threading.Timer] = []
+        self.payments: list[threading.Thread] = []
 
     def pays_soon(self, booking: str) -> None:
-        payment = threading.Timer(1.0, self.report, (booking,))
-        payment.start()
-        self.payments.append(payment)
+        event = {"id": f"evt-{booking}", "type": "deposit.paid", "booking_id": booking}
+        paid = pay_soon(self.webhook, self.secret, {**event, "created": time.time()})
+        self.payments.append(paid)
 
     def settle(self) -> None:
         """Wait for the reports sent, so that what the webhook answered is told before the
         call's result (the server may answer the call before the report's response)."""
         while self.payments:
             self.payments.pop().join(30)
-
-    def report(self, booking: str) -> None:
-        event = {
-            "id": f"evt-{booking}",
-            "type": "deposit.paid",
-            "booking_id": booking,
-            "created": time.time(),
-        }
-        body = json.dumps(event).encode()
-        signature = hmac.new(self.secret.encode(), body, hashlib.sha256).hexdigest()
-        request = urllib.request.Request(
-            self.webhook, data=body, headers={"X-Signature": signature}, method="POST"
-        )
-        with urllib.request.urlopen(request, timeout=10) as response:
-            print(f"    (the payment provider reports it: webhook answered {response.status})")
 
 
 def make_callback(interactive: bool, provider: PaymentProvider | None = None) -> ElicitationFnT:
